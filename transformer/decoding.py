@@ -1,0 +1,506 @@
+"""Step-by-step decoding: greedy, sampling and beam search, one record per generated token.
+
+A `Decoding` holds the state of one translation in progress. It is an iterator: each `next()` generates
+one token and returns a `Step` record (the chosen token, the top-k candidates with their probabilities, and the
+attention of the query that chose it). Between steps the caller may
+
+* look at the distribution of the *next* token (`upcoming()`), e.g. to offer the candidates for forcing,
+* force the next token (`step(force=id)` or `send(id)`): teacher forcing, or "what if it had said …",
+* step back (`back()`), and continue from there with the same or another choice.
+
+`translate()` simply runs the same iterator to the end, so the explorer and batch translation share one
+source of truth.
+
+End of sentence: a hypothesis ends when it produces `</s>`. At the last allowed step `</s>` is forced, and
+the padding (and BOS) tokens are never generated: the same rules as Hugging Face's `generate` for opus-mt.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass, replace
+
+import torch
+from torch import Tensor
+
+from .model import DecoderCache, EncoderOutput, HeadRef, Transformer, validate_heads
+
+# --------------------------------------------------------------------------------------------------------
+# Strategies and switches
+# --------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Greedy:
+    """Always take the most probable token."""
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """Draw the next token at random from the (reshaped) distribution; reproducible through `seed`.
+
+    temperature: divides the logits (< 1 sharpens, > 1 flattens).
+    top_k: keep only the k most probable tokens (0 = all).
+    top_p: keep the smallest set of most probable tokens whose probability reaches p (1.0 = all).
+    """
+
+    temperature: float = 1.0
+    top_k: int = 0
+    top_p: float = 1.0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.temperature) and self.temperature > 0):
+            raise ValueError(f"temperature must be a positive number, got {self.temperature!r}")
+        if not (isinstance(self.top_k, int) and self.top_k >= 0):
+            raise ValueError(f"top_k must be an integer >= 0, got {self.top_k!r}")
+        if not (0.0 < self.top_p <= 1.0):
+            raise ValueError(f"top_p must be in (0, 1], got {self.top_p!r}")
+
+
+@dataclass(frozen=True)
+class BeamSearch:
+    """Keep the `width` best partial translations; finished ones are ranked by logprob / length^length_penalty."""
+
+    width: int = 4
+    length_penalty: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.width, int) and self.width >= 1):
+            raise ValueError(f"beam width must be an integer >= 1, got {self.width!r}")
+        if not math.isfinite(self.length_penalty):
+            raise ValueError(f"length_penalty must be a finite number, got {self.length_penalty!r}")
+
+
+Strategy = Greedy | Sampling | BeamSearch
+
+
+@dataclass(frozen=True)
+class ModelSwitches:
+    """Per-request switches of the forward pass (see `Transformer.encode` / `Transformer.decode`).
+
+    The causal mask only matters when the decoder sees a whole target at once (teacher forcing): while
+    generating, the future does not exist yet.
+    """
+
+    causal_mask_on: bool = True
+    padding_mask_on: bool = True
+    use_positions: bool = True
+    silenced: frozenset[HeadRef] = frozenset()
+
+
+# --------------------------------------------------------------------------------------------------------
+# Records
+# --------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Candidate:
+    token_id: int
+    prob: float  # the model's probability (softmax of the logits, temperature 1, nothing filtered)
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    """One beam: the tokens generated so far (without the start token) and their summed log-probability."""
+
+    tokens: tuple[int, ...]
+    logprob: float
+    score: float  # logprob / length ** length_penalty for finished beams; logprob while running
+
+
+@dataclass(frozen=True)
+class StepAttention:
+    """The attention of the one query that produced a step's distribution, per decoder layer."""
+
+    decoder_self: list[Tensor]  # (H, t): over the target positions 0 … t-1 fed so far
+    cross: list[Tensor]  # (H, S): over the source tokens
+
+
+@dataclass(frozen=True)
+class Step:
+    """What happened at one decoding step."""
+
+    index: int  # 0 for the first generated token
+    token_id: int  # the token chosen (for beam search: the newest token of the best running beam)
+    prob: float  # the model's probability of that token
+    forced: bool  # chosen by the caller, not by the strategy
+    candidates: tuple[Candidate, ...]  # the top-k of the distribution the token was chosen from
+    finished: bool  # decoding is over after this step
+    attention: StepAttention | None
+    beams: tuple[Hypothesis, ...] = ()  # beam search: running beams after this step, best first
+    parents: tuple[int, ...] = ()  # beam search: the previous beam each running beam extends
+    finished_beams: tuple[Hypothesis, ...] = ()  # beam search: completed hypotheses so far, best first
+
+
+# --------------------------------------------------------------------------------------------------------
+# The decoding state machine
+# --------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _State:
+    """Everything needed to go back to a point in decoding (caches are rebuilt, not stored)."""
+
+    tokens: Tensor  # (N, t) including the start token; N = 1, or the number of running beams
+    logprobs: Tensor  # (N,) summed (processed) log-probabilities of the generated tokens
+    finished_beams: tuple[Hypothesis, ...] = ()
+    improvable: bool = True  # beam search: can a running beam still beat the finished ones?
+    done: bool = False
+    rng_state: Tensor | None = None
+    steps: tuple[Step, ...] = ()
+
+
+class Decoding(Iterator[Step]):
+    """One translation in progress. Iterate it (or call `step`) to generate token by token.
+
+    Args:
+        model: the Transformer (used read-only; nothing is stored on it).
+        src_ids: one source sentence as token ids (ending with `</s>`).
+        strategy: Greedy(), Sampling(...) or BeamSearch(...).
+        switches: masks, positions and silenced heads for every forward pass of this decoding.
+        max_new_tokens: at most this many generated tokens, `</s>` included (it is forced at the last one).
+        top_k: how many candidates each record lists.
+        return_attention: record the attention of each step.
+    """
+
+    def __init__(
+        self,
+        model: Transformer,
+        src_ids: Sequence[int] | Tensor,
+        strategy: Strategy = Greedy(),
+        *,
+        switches: ModelSwitches = ModelSwitches(),
+        max_new_tokens: int | None = None,
+        top_k: int = 10,
+        return_attention: bool = True,
+    ):
+        cfg = model.config
+        self.model = model
+        self.strategy = strategy
+        self.switches = replace(switches, silenced=validate_heads(cfg, switches.silenced))
+        self.device = next(model.parameters()).device
+        src = torch.as_tensor(src_ids, dtype=torch.long, device=self.device).reshape(1, -1)  # (1, S)
+        if src.size(1) == 0:
+            raise ValueError("the source sentence is empty")
+        if src.size(1) > cfg.max_positions:
+            raise ValueError(f"the source has {src.size(1)} tokens; this model reads at most {cfg.max_positions}")
+        if int(src.min()) < 0 or int(src.max()) >= cfg.src_vocab_size:
+            raise ValueError("source token ids outside the vocabulary")
+        self.src = src
+        limit = cfg.max_positions - 1  # the start token takes one position
+        self.max_new_tokens = limit if max_new_tokens is None else max_new_tokens
+        if not 1 <= self.max_new_tokens <= limit:
+            raise ValueError(f"max_new_tokens must be between 1 and {limit}, got {max_new_tokens!r}")
+        self.top_k = min(top_k, cfg.tgt_vocab_size)
+        self.return_attention = return_attention
+        # Never generated: padding, and the start token when it is a separate BOS.
+        self.banned = sorted({cfg.pad_id, cfg.decoder_start_id} - {cfg.eos_id})
+        self.generator = torch.Generator().manual_seed(strategy.seed) if isinstance(strategy, Sampling) else None
+
+        with torch.inference_mode():
+            sw = self.switches
+            encoded = model.encode(
+                src,
+                padding_mask_on=sw.padding_mask_on,
+                silenced=sw.silenced,
+                use_positions=sw.use_positions,
+                return_attention=return_attention,
+            )
+        self.encoder_attention: list[Tensor] = [a[0] for a in encoded.attention]  # per layer (H, S, S)
+        self._encoded = encoded
+        self._encoded_rows: dict[int, EncoderOutput] = {1: encoded}
+        start = torch.full((1, 1), cfg.decoder_start_id, dtype=torch.long, device=self.device)
+        self._history: list[_State] = []
+        self._state = _State(start, torch.zeros(1, device=self.device), rng_state=self._rng_state())
+        with torch.inference_mode():
+            self._feed(start, None, start)
+
+    # ---- public API -------------------------------------------------------------------------------------
+
+    @property
+    def finished(self) -> bool:
+        return self._state.done
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        """The records of the steps taken so far."""
+        return self._state.steps
+
+    @property
+    def output_ids(self) -> list[int]:
+        """The translation so far (or final), without the start token, up to and including `</s>`."""
+        state = self._state
+        if state.done and state.finished_beams:  # beam search: the best completed hypothesis
+            return list(state.finished_beams[0].tokens)
+        return state.tokens[0, 1:].tolist()
+
+    def upcoming(self, k: int | None = None) -> tuple[Candidate, ...]:
+        """The top-k candidates for the next token (of the best running hypothesis), before stepping."""
+        if self.finished:
+            return ()
+        return self._candidates(self._next_logprobs[0], k or self.top_k)
+
+    def __next__(self) -> Step:
+        if self.finished:
+            raise StopIteration
+        return self.step()
+
+    def send(self, token_id: int) -> Step:
+        """Force the next token (generator-style `send`)."""
+        return self.step(force=token_id)
+
+    def step(self, force: int | None = None) -> Step:
+        """Generate one token, or take `force` as the next token. Returns the step's record."""
+        if self.finished:
+            raise RuntimeError("decoding has finished: step back or start again")
+        if force is not None and not (isinstance(force, int) and 0 <= force < self.model.config.tgt_vocab_size):
+            raise ValueError(f"cannot force token {force!r}: not in the target vocabulary")
+        self._history.append(self._state)
+        with torch.inference_mode():
+            if isinstance(self.strategy, BeamSearch):
+                return self._beam_step(force)
+            return self._single_step(force)
+
+    def back(self) -> Step | None:
+        """Undo the last step; returns its record (None if there was nothing to undo)."""
+        if not self._history:
+            return None
+        undone = self._state.steps[-1]
+        self._state = self._history.pop()
+        if self.generator is not None:
+            self.generator.set_state(self._state.rng_state)
+        with torch.inference_mode():
+            self._rebuild()
+        return undone
+
+    def run(self) -> list[Step]:
+        """Step until the end; returns the new records."""
+        return list(self)
+
+    # ---- model calls --------------------------------------------------------------------------------------
+
+    def _encoded_for(self, n: int) -> EncoderOutput:
+        if n not in self._encoded_rows:
+            self._encoded_rows[n] = self._encoded.repeat_interleave(n)
+        return self._encoded_rows[n]
+
+    def _feed(self, new_tokens: Tensor, cache: DecoderCache | None, all_tokens: Tensor) -> None:
+        """Run the decoder on new tokens (N, n) after `cache` (None: from the start).
+
+        Keeps the new cache (which then covers `all_tokens`), the next-token log-probs and the attention.
+        """
+        n_rows = new_tokens.size(0)
+        encoded = self._encoded_for(n_rows)
+        if cache is None:
+            cache = self.model.init_cache(encoded)
+        sw = self.switches
+        out = self.model.decode(
+            new_tokens,
+            encoded,
+            cache=cache,
+            causal_mask_on=sw.causal_mask_on,
+            silenced=sw.silenced,
+            use_positions=sw.use_positions,
+            return_attention=self.return_attention,
+        )
+        self._cache, self._cached_tokens = out.cache, all_tokens
+        self._next_logprobs = out.logits[:, -1].float().log_softmax(dim=-1)  # (N, V) the model's own distribution
+        if self.return_attention:  # the last query of every row, per layer: (N, H, K)
+            self._next_attention = ([a[:, :, -1] for a in out.self_attention], [a[:, :, -1] for a in out.cross_attention])
+
+    def _rebuild(self) -> None:
+        """Recompute the cache and next-token distribution for the restored state."""
+        tokens, cached = self._state.tokens, self._cached_tokens
+        keep = tokens.size(1) - 1
+        if cached.shape[0] == tokens.shape[0] and cached.size(1) >= keep and torch.equal(cached[:, :keep], tokens[:, :keep]):
+            # the cache already holds this prefix: cut it and redo the very computation of that step (exact)
+            self._feed(tokens[:, keep:], self._cache.truncate(keep), tokens)
+        else:
+            self._feed(tokens, None, tokens)  # beams were reordered: recompute the prefix in one pass
+
+    # ---- choosing tokens ----------------------------------------------------------------------------------
+
+    def _processed_logprobs(self, step_index: int) -> Tensor:
+        """(N, V) log-probabilities with the generation rules applied: banned tokens, `</s>` at the limit."""
+        logprobs = self._next_logprobs.clone()
+        if step_index == self.max_new_tokens - 1:  # last allowed token: it must be </s>
+            eos = self.model.config.eos_id
+            logprobs.fill_(-math.inf)
+            logprobs[:, eos] = 0.0
+        elif self.banned:
+            logprobs[:, self.banned] = -math.inf
+        return logprobs
+
+    def _candidates(self, logprobs: Tensor, k: int) -> tuple[Candidate, ...]:
+        probs, ids = logprobs.exp().topk(min(k, logprobs.numel()))
+        return tuple(Candidate(int(i), float(p)) for i, p in zip(ids.tolist(), probs.tolist(), strict=True))
+
+    def _sample(self, logprobs: Tensor) -> int:
+        """Draw from softmax(logits / T) restricted to top-k and top-p; logprobs already has banned = -inf."""
+        s: Sampling = self.strategy  # type: ignore[assignment]
+        logits = logprobs / s.temperature
+        if s.top_k and s.top_k < logits.numel():
+            kth = logits.topk(s.top_k).values[-1]
+            logits = logits.masked_fill(logits < kth, -math.inf)
+        if s.top_p < 1.0:
+            sorted_logits, order = logits.sort(descending=True)
+            cumulative = sorted_logits.softmax(-1).cumsum(-1)
+            # drop a token when the tokens before it already reach top_p (the most probable one always stays)
+            drop_sorted = (cumulative - sorted_logits.softmax(-1)) >= s.top_p
+            logits = logits.masked_fill(drop_sorted.scatter(0, order, drop_sorted), -math.inf)
+        probs = logits.softmax(-1).cpu()
+        return int(torch.multinomial(probs, 1, generator=self.generator))
+
+    def _rng_state(self) -> Tensor | None:
+        return self.generator.get_state() if self.generator is not None else None
+
+    def _step_attention(self, row: int) -> StepAttention | None:
+        if not self.return_attention:
+            return None
+        self_rows, cross_rows = self._next_attention
+        return StepAttention([a[row].cpu() for a in self_rows], [a[row].cpu() for a in cross_rows])
+
+    def _single_step(self, force: int | None) -> Step:
+        """Greedy or sampling: one hypothesis."""
+        state = self._state
+        index = state.tokens.size(1) - 1
+        logprobs = self._processed_logprobs(index)[0]
+        if force is not None:
+            token = force
+        elif isinstance(self.strategy, Sampling):
+            token = self._sample(logprobs)
+        else:
+            token = int(logprobs.argmax())
+        done = token == self.model.config.eos_id or index + 1 >= self.max_new_tokens
+        record = Step(
+            index=index,
+            token_id=token,
+            prob=float(self._next_logprobs[0, token].exp()),
+            forced=force is not None,
+            candidates=self._candidates(self._next_logprobs[0], self.top_k),
+            finished=done,
+            attention=self._step_attention(0),
+        )
+        new = torch.tensor([[token]], device=self.device)
+        tokens = torch.cat([state.tokens, new], dim=1)  # (1, t+1)
+        self._state = _State(
+            tokens,
+            state.logprobs + self._next_logprobs[0, token],
+            done=done,
+            rng_state=self._rng_state(),
+            steps=state.steps + (record,),
+        )
+        if not done:
+            self._feed(new, self._cache, tokens)
+        return record
+
+    def _beam_step(self, force: int | None) -> Step:
+        """One step of beam search, following Hugging Face's `generate(num_beams=…)` exactly.
+
+        Each running beam proposes every token; the 2·width best (beam, token) pairs by summed log-probability
+        are ranked. Those ending in `</s>` among the first `width` become finished hypotheses (scored by
+        logprob / length^length_penalty, the best `width` kept); the best `width` others keep running.
+        Search stops when no running beam can beat the finished ones any more, or at the length limit.
+        """
+        beam: BeamSearch = self.strategy  # type: ignore[assignment]
+        state = self._state
+        eos = self.model.config.eos_id
+        index = state.tokens.size(1) - 1  # tokens generated so far
+        n_rows, vocab = self._next_logprobs.shape
+        logprobs = self._processed_logprobs(index)  # (N, V)
+        if force is not None:  # every beam must continue with the forced token, scored by the model
+            forced = torch.full_like(logprobs, -math.inf)
+            forced[:, force] = self._next_logprobs[:, force]
+            logprobs = forced
+        totals = (state.logprobs[:, None] + logprobs).reshape(-1)  # (N·V,)
+        k = min(2 * beam.width, totals.numel())
+        top_scores, top_flat = totals.topk(k)  # best first
+        parents, token_ids = top_flat // vocab, top_flat % vocab
+        length = index + 1
+        hits_end = (token_ids == eos) | (length >= self.max_new_tokens)
+
+        # finished hypotheses: the candidates among the first `width` that end here
+        finished = list(state.finished_beams)
+        if state.improvable:
+            for rank in range(min(beam.width, k)):
+                if hits_end[rank] and top_scores[rank] > -math.inf:
+                    tokens = tuple(state.tokens[parents[rank], 1:].tolist()) + (int(token_ids[rank]),)
+                    logprob = float(top_scores[rank])
+                    finished.append(Hypothesis(tokens, logprob, logprob / length**beam.length_penalty))
+            finished = sorted(finished, key=lambda h: -h.score)[: beam.width]
+
+        # running beams: the best `width` candidates that did not end
+        open_ranks = [r for r in range(k) if not hits_end[r] and top_scores[r] > -math.inf][: beam.width]
+        keep = torch.tensor(open_ranks, dtype=torch.long, device=self.device)
+        run_parents, run_tokens, run_scores = parents[keep], token_ids[keep], top_scores[keep]
+        tokens = torch.cat([state.tokens[run_parents], run_tokens[:, None]], dim=1)  # (N', t+1)
+
+        # can a running beam still beat the worst finished one? (HF's heuristic for early_stopping=False)
+        improvable = state.improvable
+        if len(finished) >= beam.width and len(open_ranks):
+            best_possible = float(run_scores[0]) / length**beam.length_penalty
+            improvable = improvable and best_possible > finished[-1].score
+        done = not improvable or not open_ranks or length >= self.max_new_tokens
+
+        best_rank = 0  # the record follows the best candidate overall
+        parent = int(parents[best_rank])
+        record = Step(
+            index=index,
+            token_id=int(token_ids[best_rank]),
+            prob=float(self._next_logprobs[parent, token_ids[best_rank]].exp()),
+            forced=force is not None,
+            candidates=self._candidates(self._next_logprobs[parent], self.top_k),
+            finished=done,
+            attention=self._step_attention(parent),
+            beams=tuple(
+                Hypothesis(tuple(row[1:].tolist()), float(s), float(s)) for row, s in zip(tokens, run_scores, strict=True)
+            ),
+            parents=tuple(run_parents.tolist()),
+            finished_beams=tuple(finished),
+        )
+        self._state = _State(
+            tokens, run_scores, tuple(finished), improvable, done, self._rng_state(), state.steps + (record,)
+        )
+        if not done:
+            self._feed(run_tokens[:, None], self._cache.select(run_parents), tokens)
+        return record
+
+
+# --------------------------------------------------------------------------------------------------------
+# Convenience
+# --------------------------------------------------------------------------------------------------------
+
+
+def generate(
+    model: Transformer,
+    src_ids: Sequence[int] | Tensor,
+    strategy: Strategy = Greedy(),
+    *,
+    switches: ModelSwitches = ModelSwitches(),
+    max_new_tokens: int | None = None,
+    return_attention: bool = False,
+) -> list[int]:
+    """Decode to the end and return the output ids (without the start token, ending with `</s>`)."""
+    decoding = Decoding(
+        model, src_ids, strategy, switches=switches, max_new_tokens=max_new_tokens, return_attention=return_attention
+    )
+    decoding.run()
+    return decoding.output_ids
+
+
+def translate(
+    checkpoint,
+    text: str,
+    strategy: Strategy = Greedy(),
+    *,
+    silenced: Collection[HeadRef] = (),
+    max_new_tokens: int | None = None,
+    **switches,
+) -> str:
+    """Text in, text out, with a loaded `Checkpoint` (see `transformer.checkpoint`)."""
+    src = checkpoint.tokenizer.encode_source(text)
+    sw = ModelSwitches(silenced=frozenset(silenced), **switches)
+    ids = generate(checkpoint.model, src, strategy, switches=sw, max_new_tokens=max_new_tokens)
+    return checkpoint.tokenizer.decode_target(ids)
