@@ -369,17 +369,18 @@ def download_marian(repo_id: str, *, revision: str | None = None, cache_dir: str
             hf_hub_download(repo_id, "pytorch_model.bin", revision=revision, cache_dir=cache_dir)
     except CheckpointError:
         raise
+    # (LocalEntryNotFoundError is a subclass of EntryNotFoundError: it must come first)
+    except (hub_errors.LocalEntryNotFoundError, hub_errors.OfflineModeIsEnabled):
+        raise CheckpointError(
+            f"{repo_id}: cannot download it (no connection to the Hugging Face Hub, or HF_HUB_OFFLINE=1) "
+            "and it is not in the local cache"
+        ) from None
     except (hub_errors.RepositoryNotFoundError, hub_errors.GatedRepoError):
         raise CheckpointError(f"{repo_id}: no such model on the Hugging Face Hub (or it is private/gated)") from None
     except hub_errors.RevisionNotFoundError:
         raise CheckpointError(f"{repo_id}: revision {revision!r} not found") from None
     except hub_errors.EntryNotFoundError:
         raise CheckpointError(f"{repo_id}: the repo has no model weights; it is not a Marian model") from None
-    except (hub_errors.LocalEntryNotFoundError, hub_errors.OfflineModeIsEnabled):
-        raise CheckpointError(
-            f"{repo_id}: cannot download it (no connection to the Hugging Face Hub, or HF_HUB_OFFLINE=1) "
-            "and it is not in the local cache"
-        ) from None
     except (hub_errors.HfHubHTTPError, OSError) as error:
         raise CheckpointError(f"{repo_id}: download failed ({type(error).__name__}: {error})") from None
     return folder

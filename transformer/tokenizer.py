@@ -104,7 +104,8 @@ class Tokenizer:
         # Marian vocabularies have no BOS piece: the decoder starts from <pad>.
         self.bos_id = special_id(bos, self.target) if bos and self._has(bos, self.target) else None
         self.language_codes = {p for p in (source_vocab or {}) if p.startswith(">>") and p.endswith("<<")}
-        self.special_ids = {self.pad_id, self.eos_id} | ({self.bos_id} - {None})  # dropped from decoded text
+        # dropped from decoded text, as transformers' skip_special_tokens does (an <unk> piece included)
+        self.special_ids = {self.pad_id, self.eos_id, self.target_unk_id} | ({self.bos_id} - {None})
 
     @staticmethod
     def _has(piece: str, side: Side) -> bool:
@@ -144,7 +145,7 @@ class Tokenizer:
         return self.target.id_to_piece(i)
 
     def decode_target(self, ids: list[int]) -> str:
-        """Target ids -> text; special tokens (`<pad>`, `</s>`, `<s>`) are dropped."""
+        """Target ids -> text; special tokens (`<pad>`, `</s>`, `<s>`, `<unk>`) are dropped."""
         pieces = [self.target.id_to_piece(i) for i in ids if i not in self.special_ids]
         return self.target.processor.decode_pieces(pieces)
 

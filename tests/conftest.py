@@ -1,0 +1,163 @@
+"""Shared fixtures: tiny models, tiny sentencepiece models, tiny Marian checkpoints — all built locally."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+import sentencepiece as spm
+import torch
+
+os.environ["HF_HUB_OFFLINE"] = "1"  # tests never touch the network
+torch.set_num_threads(2)
+
+from transformer.model import Transformer, TransformerConfig  # noqa: E402
+
+ENGLISH = [
+    "The weather is nice today.",
+    "Where is the train station?",
+    "I would like a cup of coffee.",
+    "She reads a book in the garden.",
+    "We are going home now.",
+    "Better late than never.",
+    "The children play in the park.",
+    "How much does the ticket cost?",
+]
+GERMAN = [
+    "Das Wetter ist heute schön.",
+    "Wo ist der Bahnhof?",
+    "Ich hätte gern eine Tasse Kaffee.",
+    "Sie liest ein Buch im Garten.",
+    "Wir gehen jetzt nach Hause.",
+    "Besser spät als nie.",
+    "Die Kinder spielen im Park.",
+    "Wie viel kostet die Fahrkarte?",
+]
+
+
+def tiny_config(**overrides) -> TransformerConfig:
+    """d_model 16, 2 heads, 2+2 layers, vocabulary 30: the size every unit test uses."""
+    values = dict(
+        src_vocab_size=30,
+        tgt_vocab_size=30,
+        d_model=16,
+        n_heads=2,
+        n_encoder_layers=2,
+        n_decoder_layers=2,
+        d_ff=32,
+        dropout=0.0,
+        max_positions=64,
+        pad_id=0,
+        decoder_start_id=1,
+        eos_id=2,
+    )
+    values.update(overrides)
+    return TransformerConfig(**values)
+
+
+def tiny_model(seed: int = 0, **overrides) -> Transformer:
+    torch.manual_seed(seed)
+    return Transformer(tiny_config(**overrides)).eval()
+
+
+def train_sentencepiece(sentences: list[str], vocab_size: int, **special) -> bytes:
+    """A sentencepiece model trained in memory on `sentences` (a second at most)."""
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(sentences * 10),
+        model_writer=model,
+        vocab_size=vocab_size,
+        model_type="unigram",
+        hard_vocab_limit=False,
+        minloglevel=2,
+        **special,
+    )
+    return model.getvalue()
+
+
+@pytest.fixture(scope="session")
+def own_spm(tmp_path_factory) -> Path:
+    """A sentencepiece model with our own special ids: <pad>=0, <unk>=1, <s>=2, </s>=3."""
+    path = tmp_path_factory.mktemp("spm") / "shared.spm"
+    path.write_bytes(train_sentencepiece(ENGLISH + GERMAN, 80, pad_id=0, unk_id=1, bos_id=2, eos_id=3))
+    return path
+
+
+def marian_vocab(model_bytes: bytes) -> dict[str, int]:
+    """Marian's layout: </s>=0, <unk>=1, then the pieces, and <pad> as the last id."""
+    processor = spm.SentencePieceProcessor(model_proto=model_bytes)
+    pieces = [processor.id_to_piece(i) for i in range(processor.get_piece_size())]
+    vocab = {"</s>": 0, "<unk>": 1}
+    for piece in pieces:
+        if piece not in ("<unk>", "<s>", "</s>", "<pad>"):
+            vocab.setdefault(piece, len(vocab))
+    vocab["<pad>"] = len(vocab)
+    return vocab
+
+
+def build_marian(folder: Path, *, shared: bool, seed: int = 0, activation: str = "swish"):
+    """A tiny random MarianMTModel saved with `save_pretrained`, with its tokenizer files. Returns the HF model."""
+    from transformers import MarianConfig, MarianMTModel
+
+    folder.mkdir(parents=True, exist_ok=True)
+    source_bytes = train_sentencepiece(ENGLISH, 60, unk_id=0, bos_id=-1, eos_id=1, pad_id=-1)
+    target_bytes = source_bytes if shared else train_sentencepiece(GERMAN, 50, unk_id=0, bos_id=-1, eos_id=1, pad_id=-1)
+    (folder / "source.spm").write_bytes(source_bytes)
+    (folder / "target.spm").write_bytes(target_bytes)
+    source_vocab = marian_vocab(source_bytes)
+    target_vocab = marian_vocab(target_bytes)
+    if shared:  # one vocabulary: all pieces of both sides
+        target_vocab = source_vocab
+    # Marian keeps <pad> as the last id of the *source* vocabulary and uses it on both sides.
+    pad = source_vocab["<pad>"]
+    if not shared:
+        del target_vocab["<pad>"]
+        while len(target_vocab) < pad:
+            target_vocab[f"<filler{len(target_vocab)}>"] = len(target_vocab)
+        target_vocab["<pad>"] = pad
+        for extra in range(5):  # and a different size from the source vocabulary
+            target_vocab[f"<extra{extra}>"] = len(target_vocab)
+    (folder / "vocab.json").write_text(json.dumps(source_vocab))
+    if not shared:
+        (folder / "target_vocab.json").write_text(json.dumps(target_vocab))
+
+    torch.manual_seed(seed)
+    config = MarianConfig(
+        vocab_size=len(source_vocab),
+        decoder_vocab_size=len(target_vocab),
+        share_encoder_decoder_embeddings=shared,
+        d_model=16,
+        encoder_layers=2,
+        decoder_layers=2,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=32,
+        decoder_ffn_dim=32,
+        activation_function=activation,
+        max_position_embeddings=64,
+        pad_token_id=pad,
+        eos_token_id=0,
+        decoder_start_token_id=pad,
+        forced_eos_token_id=0,
+        scale_embedding=True,
+        init_std=0.5,  # large weights: varied, confident outputs, so greedy and beam search differ
+    )
+    model = MarianMTModel(config).eval()
+    with torch.no_grad():
+        model.final_logits_bias.normal_()
+        model.final_logits_bias[0, 0] += 1.5  # make </s> likely enough that hypotheses end at varied lengths
+        model.final_logits_bias[0, pad] = 0.0
+    model.save_pretrained(folder)
+    model.set_attn_implementation("eager")
+    return model
+
+
+@pytest.fixture(scope="session", params=["shared", "separate"])
+def marian(request, tmp_path_factory):
+    """(folder, MarianMTModel) for a tiny Marian model with a shared or with separate vocabularies."""
+    folder = tmp_path_factory.mktemp(f"marian-{request.param}")
+    model = build_marian(folder, shared=request.param == "shared")
+    return folder, model
