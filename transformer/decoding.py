@@ -110,7 +110,7 @@ class Hypothesis:
     score: float  # logprob / length ** length_penalty for finished beams; logprob while running
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # tensors: compare with torch.equal, not ==
 class StepAttention:
     """The attention of the one query that produced a step's distribution, per decoder layer."""
 

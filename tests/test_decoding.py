@@ -1,0 +1,251 @@
+"""Step-by-step decoding: greedy, sampling, beam search, forcing, stepping back."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from tests.conftest import tiny_model
+from transformer.decoding import BeamSearch, Decoding, Greedy, ModelSwitches, Sampling, generate
+
+SRC = [5, 6, 7, 8, 9, 2]
+EOS, START = 2, 1
+
+
+@pytest.fixture(scope="module")
+def model():
+    torch.manual_seed(3)
+    m = tiny_model(seed=3)
+    with torch.no_grad():  # livelier than the default init: varied, confident distributions
+        for p in m.parameters():
+            if p.dim() > 1:
+                p.mul_(4.0)
+    return m
+
+
+def assert_same_step(a, b, exact=True):
+    """Two step records agree: token, probabilities, beams and attention (bit for bit when exact)."""
+    tol = dict(atol=0, rtol=0) if exact else dict(atol=1e-5, rtol=1e-4)
+    assert (a.index, a.token_id, a.forced, a.finished) == (b.index, b.token_id, b.forced, b.finished)
+    assert [c.token_id for c in a.candidates] == [c.token_id for c in b.candidates]
+    torch.testing.assert_close(torch.tensor([c.prob for c in a.candidates]), torch.tensor([c.prob for c in b.candidates]), **tol)
+    assert [h.tokens for h in a.beams] == [h.tokens for h in b.beams] and a.parents == b.parents
+    for x, y in zip(a.attention.decoder_self + a.attention.cross, b.attention.decoder_self + b.attention.cross, strict=True):
+        torch.testing.assert_close(x, y, **tol)
+
+
+def full_logits(model, prefix):
+    with torch.no_grad():
+        return model(torch.tensor([SRC]), torch.tensor([prefix])).logits[0, -1]
+
+
+def test_greedy_takes_the_argmax_of_full_recomputation_at_every_step(model):
+    decoding = Decoding(model, SRC, Greedy(), max_new_tokens=12)
+    prefix = [START]
+    for record in decoding:
+        logits = full_logits(model, prefix)
+        logits[[0, START]] = -float("inf")  # pad and start are never generated
+        if record.index < 11:
+            assert record.token_id == int(logits.argmax())
+        probs = logits.softmax(-1)
+        assert record.prob == pytest.approx(float(full_logits(model, prefix).softmax(-1)[record.token_id]), abs=1e-5)
+        assert record.candidates[0].prob >= record.candidates[-1].prob
+        assert len(record.candidates) == 10 and probs.numel() == 30
+        prefix.append(record.token_id)
+    assert decoding.finished and decoding.output_ids == prefix[1:]
+    assert decoding.output_ids[-1] == EOS
+
+
+def test_step_records_carry_the_attention_of_the_query(model):
+    decoding = Decoding(model, SRC, Greedy(), max_new_tokens=5)
+    first, second = decoding.step(), decoding.step()
+    assert len(first.attention.decoder_self) == 2 and len(first.attention.cross) == 2
+    assert first.attention.decoder_self[0].shape == (2, 1)  # (H, keys so far): only the start token
+    assert second.attention.decoder_self[0].shape == (2, 2)
+    assert second.attention.cross[1].shape == (2, len(SRC))
+    torch.testing.assert_close(second.attention.cross[1].sum(-1), torch.ones(2))
+    assert [a.shape for a in decoding.encoder_attention] == [(2, 6, 6)] * 2
+
+
+def test_max_new_tokens_forces_end_of_sentence(model):
+    decoding = Decoding(model, SRC, Greedy(), max_new_tokens=3)
+    records = decoding.run()
+    assert len(records) <= 3 and records[-1].token_id == EOS and records[-1].finished
+    with pytest.raises(RuntimeError, match="finished"):
+        decoding.step()
+
+
+def test_forcing_a_token_then_continuing(model):
+    decoding = Decoding(model, SRC, Greedy(), max_new_tokens=10)
+    natural = decoding.upcoming()[0].token_id
+    forced_token = 17 if natural != 17 else 18
+    record = decoding.send(forced_token)
+    assert record.forced and record.token_id == forced_token
+    assert record.candidates[0].token_id == natural  # the candidates show what the model wanted
+    next_record = decoding.step()
+    logits = full_logits(model, [START, forced_token])
+    logits[[0, START]] = -float("inf")
+    assert next_record.token_id == int(logits.argmax())
+
+
+def test_back_restores_the_state_exactly(model):
+    decoding = Decoding(model, SRC, Greedy(), max_new_tokens=10)
+    decoding.step()
+    before = decoding.upcoming()
+    second = decoding.step()
+    decoding.step()
+    assert decoding.back().index == 2
+    assert decoding.back() is second
+    assert decoding.upcoming() == before
+    assert_same_step(decoding.step(), second)
+    assert len(decoding.steps) == 2
+
+
+def test_back_then_a_different_choice_is_a_branch(model):
+    decoding = Decoding(model, SRC, Greedy(), max_new_tokens=10)
+    decoding.step()
+    original = decoding.step().token_id
+    decoding.back()
+    other = decoding.upcoming()[1].token_id
+    assert decoding.send(other).token_id == other != original
+    assert decoding.output_ids[-1] == other
+
+
+def test_back_at_the_start_does_nothing(model):
+    decoding = Decoding(model, SRC, Greedy())
+    assert decoding.back() is None
+    assert decoding.output_ids == []
+
+
+def test_back_after_the_end_resumes(model):
+    decoding = Decoding(model, SRC, Greedy(), max_new_tokens=8)
+    records = decoding.run()
+    decoding.back()
+    assert not decoding.finished
+    assert_same_step(decoding.step(), records[-1])
+
+
+def test_sampling_is_reproducible_from_the_seed_and_through_back(model):
+    def draw(seed):
+        return generate(model, SRC, Sampling(temperature=1.5, seed=seed), max_new_tokens=15)
+
+    assert draw(7) == draw(7)
+    assert len({tuple(draw(s)) for s in range(6)}) > 1
+    decoding = Decoding(model, SRC, Sampling(temperature=1.5, seed=7), max_new_tokens=15)
+    decoding.step()
+    second = decoding.step()
+    decoding.back()
+    assert decoding.step().token_id == second.token_id  # the random generator was rewound too
+
+
+def test_top_k_1_is_greedy_and_low_temperature_is_greedy(model):
+    greedy = generate(model, SRC, Greedy(), max_new_tokens=12)
+    assert generate(model, SRC, Sampling(top_k=1, seed=1), max_new_tokens=12) == greedy
+    assert generate(model, SRC, Sampling(temperature=1e-4, seed=1), max_new_tokens=12) == greedy
+    assert generate(model, SRC, Sampling(top_p=1e-6, seed=1), max_new_tokens=12) == greedy
+
+
+def test_top_k_and_top_p_only_draw_from_the_allowed_tokens(model):
+    def first_step(strategy):
+        record = Decoding(model, SRC, strategy, max_new_tokens=5, top_k=30).step()
+        probs = {c.token_id: c.prob for c in record.candidates if c.token_id not in (0, START)}  # never generated
+        return record.token_id, sorted(probs, key=probs.get, reverse=True), probs
+
+    drawn_k = set()
+    for seed in range(20):
+        token, ranked, _ = first_step(Sampling(top_k=3, temperature=3.0, seed=seed))
+        assert token in ranked[:3]
+        drawn_k.add(token)
+        token, ranked, probs = first_step(Sampling(top_p=0.5, seed=seed))
+        total, mass, nucleus = sum(probs.values()), 0.0, []
+        for candidate in ranked:  # the smallest set of most probable tokens reaching 50% of the mass
+            nucleus.append(candidate)
+            mass += probs[candidate] / total
+            if mass >= 0.5:
+                break
+        assert token in nucleus
+    assert len(drawn_k) > 1  # it does sample
+
+
+@pytest.mark.parametrize("bad", [dict(temperature=0), dict(top_k=-1), dict(top_p=0.0), dict(top_p=1.5)])
+def test_invalid_sampling_parameters_are_rejected(bad):
+    with pytest.raises(ValueError):
+        Sampling(**bad)
+
+
+def test_beam_width_1_is_greedy(model):
+    assert generate(model, SRC, BeamSearch(1), max_new_tokens=12) == generate(model, SRC, Greedy(), max_new_tokens=12)
+
+
+def test_beam_search_finds_a_hypothesis_at_least_as_likely_as_greedy(model):
+    def logprob(tokens):
+        """The model's log-probability, as beam search scores it (forced </s> at the limit counts 0)."""
+        prefix, total = [START], 0.0
+        for index, token in enumerate(tokens):
+            if index < 29:
+                total += float(full_logits(model, prefix).log_softmax(-1)[token])
+            prefix.append(token)
+        return total
+
+    greedy = generate(model, SRC, Greedy(), max_new_tokens=30)
+    beam = Decoding(model, SRC, BeamSearch(4, length_penalty=0.0), max_new_tokens=30)
+    beam.run()
+    best = beam.steps[-1].finished_beams[0]
+    assert best.logprob == pytest.approx(logprob(best.tokens), abs=1e-4)
+    assert best.logprob >= logprob(greedy) - 1e-5
+
+
+def test_beam_records_list_the_beams_and_their_parents(model):
+    decoding = Decoding(model, SRC, BeamSearch(3), max_new_tokens=12)
+    first = decoding.step()
+    assert len(first.beams) == 3 and first.parents == (0, 0, 0)
+    second = decoding.step()
+    for beam, parent in zip(second.beams, second.parents, strict=True):
+        assert beam.tokens[:-1] == first.beams[parent].tokens
+    assert [b.score for b in second.beams] == sorted((b.score for b in second.beams), reverse=True)
+
+
+def test_beam_search_back_and_forward_again_is_the_same(model):
+    decoding = Decoding(model, SRC, BeamSearch(3), max_new_tokens=12)
+    records = [decoding.step() for _ in range(4)]
+    decoding.back()
+    decoding.back()
+    again = [decoding.step(), decoding.step()]
+    for a, b in zip(again, records[2:], strict=True):
+        assert_same_step(a, b, exact=False)  # the beams' cache was recomputed in one pass: equal up to rounding
+
+
+def test_beam_search_forcing_puts_the_token_on_every_beam(model):
+    decoding = Decoding(model, SRC, BeamSearch(3), max_new_tokens=12)
+    decoding.step()
+    record = decoding.send(19)
+    assert all(beam.tokens[-1] == 19 for beam in record.beams)
+
+
+def test_switches_reach_the_model(model):
+    plain = Decoding(model, SRC, Greedy(), max_new_tokens=6)
+    silenced = Decoding(
+        model, SRC, Greedy(), max_new_tokens=6, switches=ModelSwitches(silenced=frozenset({("cross", 0, 0)}))
+    )
+    assert plain.upcoming() != silenced.upcoming()
+    with pytest.raises(ValueError, match="does not exist"):
+        Decoding(model, SRC, switches=ModelSwitches(silenced=frozenset({("cross", 9, 0)})))
+
+
+@pytest.mark.parametrize(
+    "src, kwargs, message",
+    [
+        ([], {}, "empty"),
+        ([5] * 65, {}, "at most 64"),
+        ([99], {}, "outside the vocabulary"),
+        (SRC, {"max_new_tokens": 0}, "max_new_tokens"),
+    ],
+)
+def test_bad_inputs_are_clear_errors(model, src, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        Decoding(model, src, **kwargs)
+
+
+def test_forcing_a_token_outside_the_vocabulary_is_an_error(model):
+    with pytest.raises(ValueError, match="not in the target vocabulary"):
+        Decoding(model, SRC).step(force=30)
