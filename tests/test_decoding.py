@@ -28,9 +28,13 @@ def assert_same_step(a, b, exact=True):
     tol = dict(atol=0, rtol=0) if exact else dict(atol=1e-5, rtol=1e-4)
     assert (a.index, a.token_id, a.forced, a.finished) == (b.index, b.token_id, b.forced, b.finished)
     assert [c.token_id for c in a.candidates] == [c.token_id for c in b.candidates]
-    torch.testing.assert_close(torch.tensor([c.prob for c in a.candidates]), torch.tensor([c.prob for c in b.candidates]), **tol)
+    torch.testing.assert_close(
+        torch.tensor([c.prob for c in a.candidates]), torch.tensor([c.prob for c in b.candidates]), **tol
+    )
     assert [h.tokens for h in a.beams] == [h.tokens for h in b.beams] and a.parents == b.parents
-    for x, y in zip(a.attention.decoder_self + a.attention.cross, b.attention.decoder_self + b.attention.cross, strict=True):
+    for x, y in zip(
+        a.attention.decoder_self + a.attention.cross, b.attention.decoder_self + b.attention.cross, strict=True
+    ):
         torch.testing.assert_close(x, y, **tol)
 
 

@@ -145,15 +145,14 @@ def test_pickle_payload_in_pytorch_model_bin_is_refused(marian, tmp_path, monkey
     assert not (tmp_path / "PWNED").exists()
 
 
-def test_not_a_marian_model_is_a_clear_error(marian, tmp_path):
-    folder, _ = marian
+def test_not_a_marian_model_is_a_clear_error(tmp_path):
     (tmp_path / "config.json").write_text('{"model_type": "bert"}')
     with pytest.raises(CheckpointError, match="not a Marian model"):
         load_marian(tmp_path)
 
 
 def test_unknown_or_offline_repo_gives_a_clear_error():
-    with pytest.raises(CheckpointError, match="Helsinki-NLP/opus-mt-xx-yy.*(not in the local cache|no such model)"):
+    with pytest.raises(CheckpointError, match=r"Helsinki-NLP/opus-mt-xx-yy.*(not in the local cache|no such model)"):
         load_pretrained("Helsinki-NLP/opus-mt-xx-yy")
     with pytest.raises(CheckpointError, match="not a valid Hub repo id"):
         load_pretrained("../../etc/passwd")

@@ -116,7 +116,11 @@ def test_silencing_a_head_leaves_earlier_layers_and_its_own_weights_untouched():
 
 @pytest.mark.parametrize(
     "bad, message",
-    [(("encoder", 2, 0), "layer 2 does not exist"), (("cross", 0, 5), "head 5 does not exist"), (("x", 0, 0), "family")],
+    [
+        (("encoder", 2, 0), "layer 2 does not exist"),
+        (("cross", 0, 5), "head 5 does not exist"),
+        (("x", 0, 0), "family"),
+    ],
 )
 def test_silencing_a_head_that_does_not_exist_is_an_error(bad, message):
     with pytest.raises(ValueError, match=message):
@@ -214,7 +218,9 @@ def test_embeddings_are_scaled_by_sqrt_d_model():
 
 
 VARIANTS = list(
-    itertools.product(["post", "pre"], ["sinusoidal_interleaved", "sinusoidal_concat", "learned"], ["relu", "gelu", "silu"])
+    itertools.product(
+        ["post", "pre"], ["sinusoidal_interleaved", "sinusoidal_concat", "learned"], ["relu", "gelu", "silu"]
+    )
 )
 
 

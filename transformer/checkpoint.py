@@ -133,9 +133,8 @@ def fill_model(model: Transformer, weights: dict[str, torch.Tensor], source: Pat
         raise CheckpointError(f"{source}: missing weights {', '.join(missing[:5])}")
     for name, tensor in weights.items():
         if tensor.shape != expected[name].shape:
-            raise CheckpointError(
-                f"{source}: weight {name} has shape {tuple(tensor.shape)}, the config needs {tuple(expected[name].shape)}"
-            )
+            needed = tuple(expected[name].shape)
+            raise CheckpointError(f"{source}: weight {name} has shape {tuple(tensor.shape)}, the config needs {needed}")
         if tensor.is_floating_point() and not torch.isfinite(tensor).all():
             raise CheckpointError(f"{source}: weight {name} contains NaN or infinite values")
     with torch.no_grad():
@@ -257,7 +256,7 @@ def marian_weights(state: dict[str, torch.Tensor], config: TransformerConfig, so
             stack, index, rest = match.groups()
             for theirs, mine in MARIAN_LAYER_KEYS.items():
                 if rest.startswith(theirs):
-                    ours[f"{stack}_layers.{index}.{mine}{rest[len(theirs):]}"] = tensor
+                    ours[f"{stack}_layers.{index}.{mine}{rest[len(theirs) :]}"] = tensor
                     break
             else:
                 raise CheckpointError(f"{source}: unexpected weight {name}")
@@ -345,8 +344,8 @@ def download_marian(repo_id: str, *, revision: str | None = None, cache_dir: str
     pytorch_model.bin otherwise. Offline (or with HF_HUB_OFFLINE=1), a model already in the cache is used.
     Raises CheckpointError naming the repo and the cause.
     """
-    from huggingface_hub import hf_hub_download, snapshot_download
     from huggingface_hub import errors as hub_errors
+    from huggingface_hub import hf_hub_download, snapshot_download
     from huggingface_hub.utils import validate_repo_id
 
     try:

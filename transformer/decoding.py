@@ -308,13 +308,20 @@ class Decoding(Iterator[Step]):
         self._cache, self._cached_tokens = out.cache, all_tokens
         self._next_logprobs = out.logits[:, -1].float().log_softmax(dim=-1)  # (N, V) the model's own distribution
         if self.return_attention:  # the last query of every row, per layer: (N, H, K)
-            self._next_attention = ([a[:, :, -1] for a in out.self_attention], [a[:, :, -1] for a in out.cross_attention])
+            self._next_attention = (
+                [a[:, :, -1] for a in out.self_attention],
+                [a[:, :, -1] for a in out.cross_attention],
+            )
 
     def _rebuild(self) -> None:
         """Recompute the cache and next-token distribution for the restored state."""
         tokens, cached = self._state.tokens, self._cached_tokens
         keep = tokens.size(1) - 1
-        if cached.shape[0] == tokens.shape[0] and cached.size(1) >= keep and torch.equal(cached[:, :keep], tokens[:, :keep]):
+        if (
+            cached.shape[0] == tokens.shape[0]
+            and cached.size(1) >= keep
+            and torch.equal(cached[:, :keep], tokens[:, :keep])
+        ):
             # the cache already holds this prefix: cut it and redo the very computation of that step (exact)
             self._feed(tokens[:, keep:], self._cache.truncate(keep), tokens)
         else:
@@ -408,7 +415,7 @@ class Decoding(Iterator[Step]):
         state = self._state
         eos = self.model.config.eos_id
         index = state.tokens.size(1) - 1  # tokens generated so far
-        n_rows, vocab = self._next_logprobs.shape
+        vocab = self._next_logprobs.size(1)
         logprobs = self._processed_logprobs(index)  # (N, V)
         if force is not None:  # every beam must continue with the forced token, scored by the model
             forced = torch.full_like(logprobs, -math.inf)
@@ -455,7 +462,8 @@ class Decoding(Iterator[Step]):
             finished=done,
             attention=self._step_attention(parent),
             beams=tuple(
-                Hypothesis(tuple(row[1:].tolist()), float(s), float(s)) for row, s in zip(tokens, run_scores, strict=True)
+                Hypothesis(tuple(row[1:].tolist()), float(s), float(s))
+                for row, s in zip(tokens, run_scores, strict=True)
             ),
             parents=tuple(run_parents.tolist()),
             finished_beams=tuple(finished),

@@ -36,11 +36,10 @@ from typing import Literal
 
 import torch
 from torch import Tensor, nn
-from torch.nn import functional as F
 
 Activation = Literal["relu", "gelu", "silu"]
 NormPosition = Literal["post", "pre"]
-PositionalEncoding = Literal["sinusoidal_interleaved", "sinusoidal_concat", "learned"]
+PositionKind = Literal["sinusoidal_interleaved", "sinusoidal_concat", "learned"]
 Family = Literal["encoder", "decoder_self", "cross"]
 
 ATTENTION_FAMILIES: tuple[str, ...] = ("encoder", "decoder_self", "cross")
@@ -68,7 +67,7 @@ class TransformerConfig:
     d_ff: int = 2048
     activation: Activation = "relu"
     norm_position: NormPosition = "post"
-    positional_encoding: PositionalEncoding = "sinusoidal_interleaved"
+    positional_encoding: PositionKind = "sinusoidal_interleaved"
     max_positions: int = 512
     positional_base: float = 10000.0
     scale_embedding: bool = True  # multiply token embeddings by sqrt(d_model) (§3.4)
@@ -96,10 +95,14 @@ class TransformerConfig:
         for name in ("n_encoder_layers", "n_decoder_layers"):
             value = getattr(self, name)
             require(isinstance(value, int) and value >= 0, f"{name} must be an integer >= 0, got {value!r}")
-        require(self.d_model % self.n_heads == 0, f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
+        require(
+            self.d_model % self.n_heads == 0, f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})"
+        )
         require(self.d_model % 2 == 0, f"d_model must be even for sinusoidal positions, got {self.d_model}")
         require(self.activation in ("relu", "gelu", "silu"), f"unknown activation {self.activation!r}")
-        require(self.norm_position in ("post", "pre"), f"norm_position must be 'post' or 'pre', got {self.norm_position!r}")
+        require(
+            self.norm_position in ("post", "pre"), f"norm_position must be 'post' or 'pre', got {self.norm_position!r}"
+        )
         require(
             self.positional_encoding in ("sinusoidal_interleaved", "sinusoidal_concat", "learned"),
             f"unknown positional_encoding {self.positional_encoding!r}",
@@ -179,7 +182,7 @@ class KeyValue:
 
 
 class MultiHeadAttention(nn.Module):
-    """MultiHead(Q, K, V) = Concat(head_1, …, head_h) W^O with head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V) (§3.2.2)."""
+    """MultiHead(Q, K, V) = Concat(head_1, …, head_h) W^O, head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V) (§3.2.2)."""
 
     def __init__(self, d_model: int, n_heads: int, attention_dropout: float = 0.0):
         super().__init__()

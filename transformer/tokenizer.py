@@ -215,7 +215,9 @@ def load_vocab(path: str | Path) -> dict[str, int]:
         vocab = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ValueError(f"cannot read vocabulary {path}: {error}") from None
-    if not isinstance(vocab, dict) or not all(isinstance(k, str) and type(v) is int and v >= 0 for k, v in vocab.items()):
+    if not isinstance(vocab, dict) or not all(
+        isinstance(k, str) and type(v) is int and v >= 0 for k, v in vocab.items()
+    ):
         raise ValueError(f"{path} must map pieces (strings) to ids (non-negative integers)")
     if len(set(vocab.values())) != len(vocab):
         raise ValueError(f"{path} gives the same id to several pieces")
