@@ -50,9 +50,7 @@ def translate_text(text: str, repo_id: str, strategy: str) -> tuple[str, str]:
     except (CheckpointError, ValueError) as error:
         return "", f"<p><b>Could not translate:</b> {html.escape(str(error))}</p>"
     ids = checkpoint.tokenizer.encode_source(text)
-    chips = " ".join(
-        f"<code title='id {i}'>{html.escape(checkpoint.tokenizer.source_piece(i))}</code>" for i in ids
-    )
+    chips = " ".join(f"<code title='id {i}'>{html.escape(checkpoint.tokenizer.source_piece(i))}</code>" for i in ids)
     return output, f"<p>{chips}</p>"
 
 
@@ -95,7 +93,9 @@ def build_demo() -> gr.Blocks:
                 layout = gr.Radio(["interleaved", "concat"], value="interleaved", label="layout")
             plot = gr.Plot(positional_encoding_figure(), elem_id="pe-plot")
             for control in (n_positions, d_model, layout):
-                control.change(positional_encoding_figure, [n_positions, d_model, layout], plot, api_visibility="private")
+                control.change(
+                    positional_encoding_figure, [n_positions, d_model, layout], plot, api_visibility="private"
+                )
     return demo
 
 
