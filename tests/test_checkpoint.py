@@ -187,3 +187,17 @@ def test_hub_download_fetches_only_marian_files_and_prefers_safetensors(marian, 
     assert checkpoint.name == "Helsinki-NLP/opus-mt-tiny"
     assert "model.safetensors" in asked["patterns"] and "pytorch_model.bin" not in asked["patterns"]
     assert not any("*" in p for p in asked["patterns"])
+
+
+def test_big_weights_are_sharded_and_load_back_identically(own_tokenizer, tmp_path):
+    model = own_model(own_tokenizer, tie_output=False)
+    folder = save_checkpoint(model=model, tokenizer=own_tokenizer, folder=tmp_path / "sharded", max_file_bytes=4000)
+    shards = sorted(folder.glob("model-*.safetensors"))
+    assert len(shards) > 3 and not (folder / "model.safetensors").exists()
+    assert all(f.stat().st_size < 4000 + 2000 for f in shards)  # tensor bytes plus a small header
+    loaded = load_checkpoint(folder)
+    original = type(loaded)(model, own_tokenizer, "original")
+    torch.testing.assert_close(logits(loaded), logits(original), atol=0, rtol=0)
+    shards[0].unlink()
+    with pytest.raises(CheckpointError, match="missing weights file"):
+        load_checkpoint(folder)

@@ -28,6 +28,8 @@ from .tokenizer import Tokenizer
 FORMAT = "transformer-explorer"
 VERSION = 1
 WEIGHTS = "model.safetensors"
+WEIGHTS_INDEX = "model.safetensors.index.json"
+MAX_FILE_BYTES = 9_500_000  # a Hugging Face Space takes files up to 10 MB without Git LFS
 CARD = "MODEL_CARD.md"
 
 
@@ -71,10 +73,13 @@ def save_checkpoint(
     card: str | None = None,
     generation: dict | None = None,
     dtype: torch.dtype = torch.float32,
+    max_file_bytes: int = MAX_FILE_BYTES,
 ) -> Path:
     """Write a model and its tokenizer as a checkpoint folder; returns the folder.
 
-    Pass a `Checkpoint`, or `model=` and `tokenizer=`. `dtype=torch.float16` halves the size of the weights.
+    Pass a `Checkpoint`, or `model=` and `tokenizer=`. `dtype=torch.float16` halves the size of the weights;
+    weights larger than `max_file_bytes` are split into shards (`model-00001-of-00002.safetensors`, …) listed in
+    `model.safetensors.index.json`, so that no file is too big for a Space without Git LFS.
     """
     if checkpoint is not None:
         model, tokenizer = checkpoint.model, checkpoint.tokenizer
@@ -85,7 +90,7 @@ def save_checkpoint(
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     weights = {name: t.detach().to("cpu", dtype).contiguous() for name, t in unique_state_dict(model).items()}
-    save_file(weights, folder / WEIGHTS, metadata={"format": FORMAT})
+    write_weights(weights, folder, max_file_bytes)
     config = {
         "format": FORMAT,
         "version": VERSION,
@@ -97,6 +102,47 @@ def save_checkpoint(
     if card is not None:
         (folder / CARD).write_text(card)
     return folder
+
+
+def write_weights(weights: dict[str, torch.Tensor], folder: Path, max_file_bytes: int) -> None:
+    """One safetensors file, or shards of at most `max_file_bytes` each plus an index (the Hugging Face layout)."""
+    for old in [*folder.glob("model*.safetensors"), folder / WEIGHTS_INDEX]:
+        old.unlink(missing_ok=True)
+    shards: list[dict[str, torch.Tensor]] = [{}]
+    size = 0
+    for name, tensor in weights.items():
+        nbytes = tensor.numel() * tensor.element_size()
+        if shards[-1] and size + nbytes > max_file_bytes:
+            shards.append({})
+            size = 0
+        shards[-1][name] = tensor
+        size += nbytes
+    if len(shards) == 1:
+        save_file(weights, folder / WEIGHTS, metadata={"format": FORMAT})
+        return
+    weight_map = {}
+    for i, shard in enumerate(shards, start=1):
+        filename = f"model-{i:05d}-of-{len(shards):05d}.safetensors"
+        save_file(shard, folder / filename, metadata={"format": FORMAT})
+        weight_map.update(dict.fromkeys(shard, filename))
+    (folder / WEIGHTS_INDEX).write_text(json.dumps({"weight_map": weight_map}, indent=1) + "\n")
+
+
+def read_weights(folder: Path) -> dict[str, torch.Tensor]:
+    """The weights of a checkpoint folder, from one file or from the shards its index lists."""
+    if not (folder / WEIGHTS_INDEX).is_file():
+        return load_weights(folder / WEIGHTS)
+    weight_map = read_json(folder / WEIGHTS_INDEX).get("weight_map")
+    if not isinstance(weight_map, dict):
+        raise CheckpointError(f"{folder / WEIGHTS_INDEX}: no weight_map")
+    weights: dict[str, torch.Tensor] = {}
+    for filename in sorted(set(weight_map.values())):
+        if not isinstance(filename, str) or Path(filename).name != filename:
+            raise CheckpointError(f"{folder / WEIGHTS_INDEX}: shard {filename!r} must be a plain file name")
+        weights.update(load_weights(folder / filename))
+    if set(weights) != set(weight_map):
+        raise CheckpointError(f"{folder}: the shards do not hold exactly the weights the index lists")
+    return weights
 
 
 def read_json(path: Path) -> dict:
@@ -159,7 +205,7 @@ def load_checkpoint(folder: str | Path, device: str | torch.device = "cpu") -> C
         raise CheckpointError(f"{folder}: {error}") from None
     check_vocabulary(model_config, tokenizer, folder)
     model = Transformer(model_config)
-    fill_model(model, load_weights(folder / WEIGHTS), folder / WEIGHTS)
+    fill_model(model, read_weights(folder), folder)
     card = (folder / CARD).read_text(encoding="utf-8") if (folder / CARD).is_file() else ""
     generation = config.get("generation") or {}
     return Checkpoint(model.to(device).eval(), tokenizer, folder.name, generation, card)
