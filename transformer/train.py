@@ -483,6 +483,7 @@ def train(settings: TrainSettings, *, stop_after: int | None = None, quiet: bool
         if rank == 0 and (step % settings.eval_every == 0 or step == settings.steps):
             record = evaluate()
             progress.write(json.dumps(record))
+            t0 = time.time()  # evaluation time does not count as training time
         if rank == 0 and (time.time() - last_save > 60 * settings.save_every_minutes or step == settings.steps):
             save_state(state_path, snapshot())
             last_save = time.time()

@@ -1,0 +1,201 @@
+"""Evaluate a checkpoint and write its model card: `python -m transformer.evaluate --help`.
+
+    python -m transformer.evaluate checkpoints/en-de --corpus data/en-de --run runs/en-de --write-card
+    python -m transformer.evaluate checkpoints/numbers-de --task numbers-de --run runs/numbers-de --write-card
+
+Measures BLEU and chrF (sacrebleu) and exact match on the held-out test split with greedy decoding, translates
+the demo sentences, and — with `--write-card` — writes `MODEL_CARD.md` from these numbers, the model's config and
+the training run's log (steps, time, hardware). Every number in a model card comes from this command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+from pathlib import Path
+
+import torch
+
+from .checkpoint import CARD, Checkpoint, load_checkpoint
+from .train import score, translate_sentences
+
+DEMO_SENTENCES = {
+    "en-de": [
+        "The weather is nice today.",
+        "Where is the train station?",
+        "I would like a cup of coffee, please.",
+        "My brother lives in a small town near the sea.",
+        "Can you help me?",
+        "We are going to the cinema tomorrow evening.",
+        "The children are playing in the garden.",
+        "Better late than never.",
+    ]
+}
+
+
+def test_pairs(corpus: str | None, task: str | None, split: str, limit: int | None) -> list[tuple[str, str]]:
+    if corpus:
+        from .data import load_corpus
+
+        pairs = load_corpus(corpus)[split]
+    else:
+        from .synthetic import make_split
+
+        pairs = make_split(task, split, limit)
+    return pairs[:limit] if limit else pairs
+
+
+def demo_sentences(corpus: str | None, task: str | None) -> list[str]:
+    if task:
+        from .synthetic import examples
+
+        return examples(task)
+    return DEMO_SENTENCES["en-de"]
+
+
+def evaluate(checkpoint: Checkpoint, pairs: list[tuple[str, str]], demos: list[str]) -> dict:
+    """Metrics on `pairs` (greedy decoding) and the demo translations."""
+    start = time.perf_counter()
+    hypotheses = translate_sentences(checkpoint.model, checkpoint.tokenizer, [s for s, _ in pairs])
+    seconds = time.perf_counter() - start
+    return {
+        "n": len(pairs),
+        **score(hypotheses, [t for _, t in pairs]),
+        "sentences_per_s": round(len(pairs) / seconds, 1),
+        "samples": [
+            {"source": s, "reference": t, "output": h} for (s, t), h in list(zip(pairs, hypotheses, strict=True))[:5]
+        ],
+        "demos": dict(zip(demos, translate_sentences(checkpoint.model, checkpoint.tokenizer, demos), strict=True)),
+    }
+
+
+def read_run(run: Path | None) -> dict:
+    """Settings and the last log records of a training run folder (if given)."""
+    if run is None or not (run / "settings.json").exists():
+        return {}
+    settings = json.loads((run / "settings.json").read_text())
+    log = [json.loads(line) for line in (run / "train_log.jsonl").read_text().splitlines() if line]
+    train = [r for r in log if r["kind"] == "train"]
+    dev = [r for r in log if r["kind"] == "dev"]
+    best = max(dev, key=lambda r: r["exact_match"] if settings.get("task") else r["chrf"], default=None)
+    return {"settings": settings, "last": train[-1] if train else None, "best_dev": best}
+
+
+def hardware() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    gpu = f", GPU {torch.cuda.get_device_name()}" if torch.cuda.is_available() else ""
+    return f"{cpu} ({torch.get_num_threads()} threads){gpu}, PyTorch {torch.__version__}"
+
+
+def model_card(name: str, checkpoint: Checkpoint, results: dict, data: str, run: dict, split: str) -> str:
+    cfg = checkpoint.model.config
+    params = checkpoint.model.num_parameters()
+    lines = [
+        f"# {name}",
+        "",
+        "An encoder–decoder Transformer trained from scratch with Transformer Explorer "
+        "(`python -m transformer.train`). Numbers below come from `python -m transformer.evaluate`.",
+        "",
+        "## Model",
+        "",
+        "| | |",
+        "|---|---|",
+        f"| parameters | {params:,} |",
+        f"| layers | {cfg.n_encoder_layers} encoder + {cfg.n_decoder_layers} decoder |",
+        f"| d_model / heads / d_ff | {cfg.d_model} / {cfg.n_heads} / {cfg.d_ff} |",
+        f"| norm / positions / activation | {cfg.norm_position} / {cfg.positional_encoding} / {cfg.activation} |",
+        f"| vocabulary | {cfg.src_vocab_size} source, {cfg.tgt_vocab_size} target "
+        f"({'shared' if cfg.share_embeddings else 'separate'}, sentencepiece unigram) |",
+        "| weights | safetensors, float16 storage (loaded as float32) |",
+        "",
+        "## Data",
+        "",
+        data,
+        "",
+    ]
+    if run:
+        s, last = run["settings"], run["last"] or {}
+        hours = last.get("elapsed_s", 0) / 3600
+        lines += [
+            "## Training",
+            "",
+            f"- {last.get('step', '?')} steps ({last.get('epoch', 0) + 1} epochs over the training split), "
+            f"batches of about {s['batch_tokens']} tokens, Adam (0.9, 0.98), warm-up {s['warmup']} steps then "
+            f"inverse square root (scale {s['lr_scale']}), label smoothing {s['label_smoothing']}, "
+            f"dropout {s['dropout']}, gradient clipping {s['clip_norm']}, seed {s['seed']}.",
+            f"- Training time: {hours:.2f} hours; last measured throughput {last.get('tokens_per_s', '?')} "
+            "target tokens/s.",
+            f"- Hardware: {hardware()}.",
+        ]
+        if run["best_dev"]:
+            b = run["best_dev"]
+            lines.append(
+                f"- Best dev checkpoint (the one shipped): step {b['step']}, BLEU {b['bleu']}, chrF {b['chrf']}, "
+                f"exact match {b['exact_match']}% on the first {s['dev_size']} dev pairs."
+            )
+        lines.append("")
+    r = results
+    lines += [
+        "## Evaluation",
+        "",
+        f"Held-out {split} split, {r['n']} pairs, greedy decoding, sacrebleu defaults:",
+        "",
+        "| BLEU | chrF | exact match |",
+        "|---|---|---|",
+        f"| {r['bleu']} | {r['chrf']} | {r['exact_match']}% |",
+        "",
+        "## Demo translations",
+        "",
+        "| source | output |",
+        "|---|---|",
+        *[f"| {src} | {out} |" for src, out in r["demos"].items()],
+        "",
+        "## Samples from the test split",
+        "",
+        "| source | reference | output |",
+        "|---|---|---|",
+        *[f"| {x['source']} | {x['reference']} | {x['output']} |" for x in r["samples"]],
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m transformer.evaluate", description=__doc__.split("\n")[0])
+    parser.add_argument("checkpoint", type=Path)
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--corpus", help="corpus folder (train/dev/test.tsv.gz)")
+    source.add_argument("--task", help="synthetic task name")
+    parser.add_argument("--split", default="test", choices=["dev", "test"])
+    parser.add_argument("--limit", type=int, default=None, help="evaluate on the first N pairs only")
+    parser.add_argument("--run", type=Path, default=None, help="the training run folder, for the model card")
+    parser.add_argument("--data-description", default=None, help="the Data section of the model card")
+    parser.add_argument("--write-card", action="store_true", help=f"write {CARD} into the checkpoint folder")
+    args = parser.parse_args(argv)
+
+    checkpoint = load_checkpoint(args.checkpoint)
+    pairs = test_pairs(args.corpus, args.task, args.split, args.limit)
+    results = evaluate(checkpoint, pairs, demo_sentences(args.corpus, args.task))
+    print(json.dumps({k: v for k, v in results.items() if k != "samples"}, ensure_ascii=False, indent=2))
+    if args.write_card:
+        data = args.data_description or (
+            f"Synthetic task `{args.task}` (`transformer.synthetic`): held-out items never seen in training."
+            if args.task
+            else f"`{args.corpus}` (see its DATA_CARD.md); test pairs are held-out everyday sentences."
+        )
+        card = model_card(args.checkpoint.name, checkpoint, results, data, read_run(args.run), args.split)
+        (args.checkpoint / CARD).write_text(card, encoding="utf-8")
+        print(f"wrote {args.checkpoint / CARD}")
+
+
+if __name__ == "__main__":
+    main()
