@@ -201,3 +201,14 @@ def test_big_weights_are_sharded_and_load_back_identically(own_tokenizer, tmp_pa
     shards[0].unlink()
     with pytest.raises(CheckpointError, match="missing weights file"):
         load_checkpoint(folder)
+
+
+def test_untrained_twin_has_the_same_shape_and_tokenizer_but_new_weights(saved, tmp_path):
+    from transformer.checkpoint import main as checkpoint_cli
+
+    checkpoint_cli(["twin", str(saved), str(tmp_path / "twin"), "--seed", "5"])
+    original, twin = load_checkpoint(saved), load_checkpoint(tmp_path / "twin")
+    assert twin.model.config == original.model.config
+    assert twin.tokenizer.encode_source(ENGLISH[0]) == original.tokenizer.encode_source(ENGLISH[0])
+    assert not torch.equal(twin.model.src_embed.tokens.weight, original.model.src_embed.tokens.weight)
+    assert "randomly initialised" in twin.card
