@@ -134,6 +134,7 @@ def load_pairs(settings: TrainSettings) -> dict[str, Pairs]:
 
 def train_sentencepiece(sentences: list[str], path: Path, vocab_size: int) -> None:
     """Train a unigram sentencepiece model with our special ids (<pad>=0, <unk>=1, <s>=2, </s>=3)."""
+    spm.set_random_generator_seed(1)  # the same sentences always give the same model
     spm.SentencePieceTrainer.train(
         sentence_iterator=iter(sentences),
         model_prefix=str(path.with_suffix("")),
@@ -146,7 +147,6 @@ def train_sentencepiece(sentences: list[str], path: Path, vocab_size: int) -> No
         eos_id=EOS,
         hard_vocab_limit=False,  # tiny synthetic vocabularies have fewer pieces than asked for
         input_sentence_size=2_000_000,
-        shuffle_input_sentence=True,
         num_threads=1,  # deterministic
         minloglevel=2,
     )
@@ -463,7 +463,7 @@ def train(settings: TrainSettings, *, stop_after: int | None = None, quiet: bool
             elapsed += now - t0
             rate = tokens_seen / max(now - t0, 1e-9)
             lr = schedule.get_last_lr()[0]
-            true_loss = float(loss) / world_size
+            true_loss = loss.item() / world_size
             progress.set_postfix(loss=f"{true_loss:.3f}", lr=f"{lr:.2e}", tok_s=f"{rate:,.0f}", epoch=epoch)
             if rank == 0:
                 append_log(
@@ -482,7 +482,8 @@ def train(settings: TrainSettings, *, stop_after: int | None = None, quiet: bool
         progress.update(1)
         if rank == 0 and (step % settings.eval_every == 0 or step == settings.steps):
             record = evaluate()
-            progress.write(json.dumps(record))
+            if not quiet:
+                progress.write(json.dumps(record))
             t0 = time.time()  # evaluation time does not count as training time
         if rank == 0 and (time.time() - last_save > 60 * settings.save_every_minutes or step == settings.steps):
             save_state(state_path, snapshot())

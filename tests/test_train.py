@@ -1,0 +1,139 @@
+"""Training: a tiny run lowers the loss, resuming equals not stopping, two torchrun processes equal one."""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.conftest import ENGLISH, GERMAN
+from transformer.checkpoint import load_checkpoint
+from transformer.train import BOS, EOS, PAD, TrainSettings, collate, learning_rate, make_batches, parse_args, train
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    """A tiny corpus folder in the format of transformer.data: {train,dev,test}.tsv.gz with en<TAB>de lines."""
+    folder = tmp_path_factory.mktemp("corpus")
+    pairs = list(zip(ENGLISH, GERMAN, strict=True))
+    for split, rows in {"train": pairs * 4, "dev": pairs[:4], "test": pairs[4:]}.items():
+        with gzip.open(folder / f"{split}.tsv.gz", "wt", encoding="utf-8") as f:
+            f.writelines(f"{en}\t{de}\n" for en, de in rows)
+    return folder
+
+
+def settings(corpus: Path, out: Path, **overrides) -> TrainSettings:
+    values = dict(
+        out=str(out),
+        corpus=str(corpus),
+        vocab_size=90,
+        d_model=16,
+        n_heads=2,
+        n_encoder_layers=1,
+        n_decoder_layers=1,
+        d_ff=32,
+        batch_tokens=200,
+        steps=8,
+        warmup=4,
+        eval_every=1000,
+        dev_size=4,
+        log_every=2,
+    )
+    values.update(overrides)
+    return TrainSettings(**values)
+
+
+def parameters(model_or_state) -> dict[str, torch.Tensor]:
+    state = model_or_state if isinstance(model_or_state, dict) else model_or_state.state_dict()
+    return {k: v.detach().clone() for k, v in state.items()}
+
+
+def test_learning_rate_follows_the_paper():
+    d, warmup = 512, 4000
+    assert learning_rate(1, d, warmup) == pytest.approx(d**-0.5 * warmup**-1.5)
+    peak = learning_rate(warmup, d, warmup)
+    assert peak == pytest.approx(d**-0.5 * warmup**-0.5)
+    assert learning_rate(warmup // 2, d, warmup) < peak > learning_rate(4 * warmup, d, warmup)
+    assert learning_rate(4 * warmup, d, warmup) == pytest.approx(peak / 2)
+
+
+def test_batches_respect_the_token_budget_and_cover_every_example_once():
+    examples = [([5] * (i % 13 + 1), [6] * (i % 7 + 2)) for i in range(300)]
+    batches = make_batches(examples, batch_tokens=120, seed=1, epoch=0)
+    assert sorted(i for b in batches for i in b) == list(range(300))
+    for batch in batches:
+        longest = max(max(len(examples[i][0]), len(examples[i][1]) + 1) for i in batch)
+        assert len(batch) * longest <= 120
+    assert batches == make_batches(examples, 120, seed=1, epoch=0)
+    assert batches != make_batches(examples, 120, seed=1, epoch=1)
+
+
+def test_collate_shifts_the_target_right_behind_the_start_token():
+    src, tgt_in, labels = collate([([7, 8, EOS], [9, 10, EOS]), ([7, EOS], [11, EOS])])
+    assert src.tolist() == [[7, 8, EOS], [7, EOS, PAD]]
+    assert tgt_in.tolist() == [[BOS, 9, 10], [BOS, 11, PAD]]
+    assert labels.tolist() == [[9, 10, EOS], [11, EOS, PAD]]
+
+
+def test_a_short_run_lowers_the_loss_and_exports_a_loadable_checkpoint(corpus, tmp_path):
+    run = settings(corpus, tmp_path / "run", steps=60, eval_every=30, export=str(tmp_path / "export"), warmup=20)
+    train(run, quiet=True)
+    log = [json.loads(line) for line in (tmp_path / "run" / "train_log.jsonl").read_text().splitlines()]
+    losses = [r["loss"] for r in log if r["kind"] == "train"]
+    assert losses[-1] < 0.6 * losses[0]
+    assert [r["step"] for r in log if r["kind"] == "dev"] == [30, 60]
+    assert (tmp_path / "run" / "training.png").stat().st_size > 1000
+    exported = load_checkpoint(tmp_path / "export")
+    assert exported.model.config.d_model == 16 and exported.tokenizer.source.size <= 90
+
+
+def test_resuming_gives_the_same_model_as_never_stopping(corpus, tmp_path):
+    straight = train(settings(corpus, tmp_path / "straight", dropout=0.1), quiet=True)
+    interrupted = settings(corpus, tmp_path / "resumed", dropout=0.1)
+    first = train(interrupted, stop_after=3, quiet=True)
+    assert first["step"] == 3
+    resumed = train(interrupted, quiet=True)  # a new call: everything comes back from the run folder
+    assert resumed["step"] == straight["step"] == 8
+    for name, value in parameters(straight["model"]).items():
+        torch.testing.assert_close(parameters(resumed["model"])[name], value, atol=0, rtol=0)
+
+
+def test_a_run_folder_refuses_other_settings(corpus, tmp_path):
+    train(settings(corpus, tmp_path / "run", steps=1), quiet=True)
+    with pytest.raises(ValueError, match="other settings"):
+        train(settings(corpus, tmp_path / "run", steps=1, d_model=32), quiet=True)
+
+
+def test_command_line_parses_into_settings(corpus, tmp_path):
+    parsed = parse_args(["--out", str(tmp_path), "--corpus", str(corpus), "--steps", "5", "--no-shared-vocab"])
+    assert parsed == TrainSettings(out=str(tmp_path), corpus=str(corpus), steps=5, shared_vocab=False)
+
+
+def test_two_torchrun_processes_equal_one_process_on_the_same_global_batches(corpus, tmp_path):
+    config = settings(corpus, tmp_path / "ddp", dropout=0.0, steps=4)
+    args = [f"--{k.replace('_', '-')}={v}" for k, v in dataclasses.asdict(config).items() if v is not None]
+    args = [a.replace("--shared-vocab=True", "--shared-vocab") for a in args]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+    subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+         "-m", "transformer.train", *args],
+        check=True, env=env, cwd=ROOT, capture_output=True, timeout=240,
+    )  # fmt: skip
+    single = train(dataclasses.replace(config, out=str(tmp_path / "single")), quiet=True)
+    distributed = torch.load(tmp_path / "ddp" / "state.pt", weights_only=True)
+    assert distributed["step"] == 4
+    for name, value in parameters(single["model"]).items():
+        if name.endswith("k_proj.bias"):
+            # A bias on the keys adds the same q·b to every score of a row, which softmax ignores: its true
+            # gradient is 0, and Adam (eps 1e-9) turns the ~1e-9 rounding noise into full-size steps.
+            continue
+        torch.testing.assert_close(distributed["model"][name], value, atol=1e-5, rtol=1e-4)
