@@ -1,0 +1,844 @@
+"""The English–German corpus: built from Debian data packages, read back for training.
+
+Real parallel text is scarce on an offline machine, but Debian's data packages hold some:
+
+* `trans-de-en`, the Ding dictionary: example sentences and phrases inside the entries ("Better late than
+  never." / "Besser spät als nie.") — the everyday register, weighted up, and the only source of dev/test;
+* `libreoffice-help-en-us` + `libreoffice-help-de`: the same help page in both languages, paragraphs matched
+  by their `id` (`par_id…`, `hd_id…`) — software documentation, capped so it does not dominate;
+* message catalogs (`libreoffice-l10n-de`, `gimp-data`, `inkscape`): user-interface strings, msgid -> msgstr;
+* `gnome-user-docs`: Mallard help pages, English (`C`) and German paragraphs in the same order.
+
+The pipeline, one small function per step, each pure except the first and the last:
+
+    download + extract (apt-get download, dpkg-deb -x)
+    -> extract pairs per source (`ding_pairs`, `help_page_pairs`, `catalog_pairs`, `mallard_pairs`)
+    -> clean and filter (`clean_text`, `reject_reason`)
+    -> deduplicate, cap, split (`make_corpus`)
+    -> write train/dev/test .tsv.gz, DATA_CARD.md and the licences (`write_corpus`)
+
+Build (about a minute and a half, most of it unpacking):
+
+    python -m transformer.data build --out data/en-de --seed 0
+
+Read:
+
+    from transformer.data import load_corpus
+    corpus = load_corpus("data/en-de")    # {"train": [(english, german), ...], "dev": [...], "test": [...]}
+
+Every pair is `(english, german)`, in that order, everywhere in this module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import html
+import io
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unicodedata
+import xml.etree.ElementTree as ET
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+
+from babel.messages.mofile import read_mo
+
+Pair = tuple[str, str]  # (english, german)
+
+MAX_WORDS = 20  # per side, for every pair in the corpus
+HELD_OUT_WORDS = (3, 15)  # dev/test sentences: this many words a side, inclusive
+DEV_SIZE = 1200
+TEST_SIZE = 1200
+LIBREOFFICE_HELP_CAP = 6000  # help pages are plentiful and repetitive: keep at most this many pairs
+SENTENCES_ONLY = ("gnome-help", "ui-catalogs", "libreoffice-help")  # of these, only sentences of 3+ words a side
+SPLITS = ("train", "dev", "test")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Sources
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Source:
+    """One group of pairs in the corpus, the Debian packages it comes from, and its licence."""
+
+    name: str
+    packages: tuple[str, ...]
+    licence: str
+    description: str
+
+
+SOURCES: tuple[Source, ...] = (
+    Source("ding-sentences", ("trans-de-en",), "GPL-2+", "Ding example sentences (capitalised, ending in . ! ?)"),
+    Source("ding-phrases", ("trans-de-en",), "GPL-2+", "Ding phrases of 3+ words a side"),
+    Source(
+        "gnome-help", ("gnome-user-docs",), "CC-BY-SA-3.0", "GNOME desktop help (Mallard pages, C vs de), sentences"
+    ),
+    Source(
+        "ui-catalogs",
+        ("libreoffice-l10n-de", "gimp-data", "inkscape"),
+        "MPL-2.0 (LibreOffice), GPL-3+ (GIMP), GNU GPL (Inkscape)",
+        "user-interface message catalogs (.mo, msgid -> msgstr), sentences",
+    ),
+    Source(
+        "libreoffice-help",
+        ("libreoffice-help-en-us", "libreoffice-help-de"),
+        "MPL-2.0",
+        f"LibreOffice help paragraphs matched by id, sentences, capped at {LIBREOFFICE_HELP_CAP:,}",
+    ),
+)
+SOURCE_BY_NAME: dict[str, Source] = {source.name: source for source in SOURCES}
+PACKAGES: tuple[str, ...] = tuple(dict.fromkeys(package for source in SOURCES for package in source.packages))
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Cleaning and filters: text in, text (or a reason) out
+# ---------------------------------------------------------------------------------------------------------------------
+
+_SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([.,!?;:])")
+_ACCELERATOR = re.compile(r"[_~](?=\w)|(?<!\w)&(?=\w)")  # _File, ~File, &File
+_MARKUP_TAG = re.compile(r"</?[a-z][a-z0-9]*(\s[^<>]*)?/?>")  # <b>, </small>, <span foo="x">
+_PLACEHOLDER = re.compile(
+    r"%\([^)]*\)[-+ #0-9.]*[a-zA-Z]"  # %(name)s
+    r"|%[-+#0]?[0-9]*(?:\.[0-9]+)?[hlLqjzt]*[diouxXeEfFgGcsSp](?![^\W\d_])"  # %s, %d, %0.2f, %ld (not "5%ig")
+    r"|%[0-9]+(?:\$[-+#0-9.]*[a-zA-Z])?"  # %1, %1$s
+    r"|%[A-Z][A-Z0-9_]+"  # %PRODUCTNAME-style macros (other than the product name itself)
+    r"|\{[^{}\s]*\}"  # {0}, {}, {name}
+    r"|\$\(\w+\)|\$\w+\$|\$[A-Z][A-Z_]+|\$[0-9]+(?![0-9.,])"  # $(ARG1), $file$, $ELEMENTNAME, $1 (not $30,000)
+)
+# identifiers, markup, regular expressions, URLs, absolute paths, control characters (mis-encoded text)
+_CODE_LIKE = re.compile(r"[_~`|\\<>\[\]\x00-\x1f\x7f-\x9f]|://|(?<![\w.])/\w+/")
+_INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u200c\u200d\u2060\ufeff"))  # soft hyphen, zero-width
+_SENTENCE_END = re.compile(r"[.!?][\"'»«“”‘)]*$")
+
+
+def clean_text(text: str) -> str:
+    """Unicode NFC, `’` -> `'`, `...` -> `…`, no soft hyphens or zero-width characters, whitespace runs -> one
+    space, no space before punctuation."""
+    text = unicodedata.normalize("NFC", text).translate(_INVISIBLE).replace("\u2019", "'").replace("...", "…")
+    text = " ".join(text.split())
+    return _SPACE_BEFORE_PUNCTUATION.sub(r"\1", text)
+
+
+def strip_accelerators(text: str) -> str:
+    """Remove a keyboard accelerator mark (`_File`, `~File`, `&File` -> `File`); a string with several is left as is."""
+    return _ACCELERATOR.sub("", text) if len(_ACCELERATOR.findall(text)) == 1 else text
+
+
+def placeholders(text: str) -> list[str]:
+    """The printf/format/LibreOffice placeholders in `text` (`%s`, `%(name)s`, `%1`, `{0}`, `$(ARG1)`), sorted."""
+    return sorted(match.group(0) for match in _PLACEHOLDER.finditer(text))
+
+
+def words(text: str) -> int:
+    """Number of whitespace-separated words."""
+    return len(text.split())
+
+
+def norm_key(text: str) -> str:
+    """The form two texts are compared in for dedup and held-out overlap: casefolded, punctuation dropped."""
+    return " ".join(re.sub(r"[^\w\s]", " ", text.casefold()).split())
+
+
+def is_sentence(english: str, german: str) -> bool:
+    """Both sides start with a capital letter and end in `.`, `!` or `?` (closing quotes allowed)."""
+    return all(side[:1].isupper() and _SENTENCE_END.search(side) is not None for side in (english, german))
+
+
+def is_held_out_candidate(english: str, german: str) -> bool:
+    """An everyday sentence fit for dev/test: a sentence of 3–15 words on each side, with no `…` gap to fill."""
+    low, high = HELD_OUT_WORDS
+    return (
+        is_sentence(english, german)
+        and all(low <= words(side) <= high for side in (english, german))
+        and "…" not in english + german
+    )
+
+
+def is_sentence_like(english: str, german: str) -> bool:
+    """A sentence of at least 3 words a side: what is kept of help and UI text."""
+    return is_sentence(english, german) and min(words(english), words(german)) >= 3
+
+
+def reject_reason(english: str, german: str, max_words: int = MAX_WORDS) -> str | None:
+    """Why a cleaned pair is dropped, or None when it is kept. The reasons are counted in the data card."""
+    if not english or not german:
+        return "empty side"
+    if max(words(english), words(german)) > max_words:
+        return f"more than {max_words} words"
+    short, long = sorted((len(english), len(german)))
+    if long > 2.5 * short + 10:
+        return "length ratio"
+    if norm_key(english) == norm_key(german):
+        return "untranslated (de == en)"
+    if placeholders(english) != placeholders(german):
+        return "placeholders differ"
+    if _CODE_LIKE.search(english) or _CODE_LIKE.search(german):
+        return "markup or code"
+    if not any(c.isalpha() for c in english) or not any(c.isalpha() for c in german):
+        return "no letters"
+    return None
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Extractors: one file format each, text or bytes in, pairs out
+# ---------------------------------------------------------------------------------------------------------------------
+
+# {f} [coll.] <Abk.> (of sth.), abbreviations /UNO/, and " /added" in "contributed /added"
+_DING_MARKS = re.compile(r"\{[^{}]*\}|\[[^\[\]]*\]|<[^<>]*>|\([^()]*\)|(?<!\S)/[^/\s]+/(?!\S)|(?<=\s)/[^\W\d_][\w'-]*")
+_SLASH_ALTERNATIVES = re.compile(r"\b([^\W\d_][\w'-]*)(?:/[^\W\d_][\w'-]*)+")  # come/arrived -> come
+
+
+def clean_ding_side(text: str) -> str:
+    """One Ding sub-entry side: editorial marks removed, then the first `;` alternative, `a/b` -> `a`."""
+    for _ in range(2):  # twice, for one level of nesting: "(etw. (Bestimmtes))"
+        text = _DING_MARKS.sub(" ", text)
+    text = _SLASH_ALTERNATIVES.sub(r"\1", text.split(";")[0])
+    return clean_text(text)
+
+
+def ding_pairs(text: str) -> Iterator[Pair]:
+    """Every sub-entry of a Ding dictionary file (`DE | DE … :: EN | EN …`), cleaned, as (english, german).
+
+    Sub-entries correspond one to one; a line whose two sides have a different number of them is skipped.
+    A sub-entry with a spaced ` / ` left after cleaning ("flat search / apartment search") is skipped too.
+    Single words are included: `ding_kind` tells sentences, phrases and single terms apart.
+    """
+    for line in text.splitlines():
+        if line.startswith("#") or " :: " not in line:
+            continue
+        german, english = line.split(" :: ", 1)
+        german_subs, english_subs = german.split(" | "), english.split(" | ")
+        if len(german_subs) != len(english_subs):
+            continue
+        for english_sub, german_sub in zip(english_subs, german_subs, strict=True):
+            pair = clean_ding_side(english_sub), clean_ding_side(german_sub)
+            if pair[0] and pair[1] and " / " not in pair[0] + pair[1]:
+                yield pair
+
+
+def ding_kind(english: str, german: str) -> str:
+    """'sentence', 'phrase' (3+ words a side) or 'term' (headwords and short entries, not used)."""
+    if is_sentence(english, german):
+        return "sentence"
+    return "phrase" if min(words(english), words(german)) >= 3 else "term"
+
+
+class _IdTextParser(HTMLParser):
+    """Collects the text of every element whose `id` starts with `par_id` or `hd_id` (LibreOffice help HTML).
+
+    Of the `switchinline` variants (Mac, Windows, Writer, …) only the default one is read: the other variants
+    are `hidden` elements whose id does not start with `default`. An id seen twice keeps its first text.
+    """
+
+    _VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"})
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.texts: dict[str, str] = {}  # finished paragraphs, in document order
+        self._open: list[tuple[str, str | None, bool]] = []  # (tag, paragraph id or None, skipped)
+        self._fragments: dict[str, list[str]] = {}  # open paragraph id -> its text so far
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in self._VOID:
+            if tag == "br":
+                self.handle_data(" ")
+            return
+        attributes = dict(attrs)
+        element_id = attributes.get("id") or ""
+        paragraph_id = element_id if element_id.startswith(("par_id", "hd_id")) else None
+        skipped = tag in ("script", "style") or ("hidden" in attributes and not element_id.startswith("default"))
+        self._open.append((tag, paragraph_id, skipped))
+        if paragraph_id is not None and paragraph_id not in self.texts:
+            self._fragments.setdefault(paragraph_id, [])
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self._VOID or all(open_tag != tag for open_tag, _, _ in self._open):
+            return
+        while True:  # also closes children left open (`<p>` without `</p>` is legal HTML)
+            open_tag, paragraph_id, _ = self._open.pop()
+            if paragraph_id in self._fragments:
+                self.texts[paragraph_id] = "".join(self._fragments.pop(paragraph_id))
+            if open_tag == tag:
+                return
+
+    def handle_data(self, data: str) -> None:
+        if not any(skipped for _, _, skipped in self._open):
+            for fragments in self._fragments.values():
+                fragments.append(data)
+
+
+def paragraphs_by_id(page: str) -> dict[str, str]:
+    """{paragraph id: text} of one LibreOffice help page (HTML), in document order."""
+    parser = _IdTextParser()
+    parser.feed(page)
+    parser.close()
+    return parser.texts
+
+
+def help_page_pairs(english_html: str, german_html: str) -> list[Pair]:
+    """Pairs from one LibreOffice help page in English and in German, matched by paragraph id, in English order."""
+    english, german = paragraphs_by_id(english_html), paragraphs_by_id(german_html)
+    return [
+        (clean_product(english[key]), clean_product(german[key]))
+        for key in english
+        if key in german and english[key].strip() and german[key].strip()
+    ]
+
+
+def clean_product(text: str) -> str:
+    """`%PRODUCTNAME` is LibreOffice's name macro, not a runtime value: write the name, then `clean_text`."""
+    return clean_text(text.replace("%PRODUCTNAME", "LibreOffice"))
+
+
+def catalog_pairs(mo_bytes: bytes) -> list[Pair]:
+    """(msgid, msgstr) pairs of a compiled gettext catalog, in file order, cleaned for use as text.
+
+    Skipped: the header, plural entries and untranslated ones (`msgfmt` already leaves fuzzy entries out of a
+    .mo file). Cleaned: markup tags (`<b>`), HTML entities, one accelerator mark, `%PRODUCTNAME`, whitespace.
+    Placeholders are kept here; `reject_reason` drops pairs whose placeholders differ.
+    """
+    pairs = []
+    for message in read_mo(io.BytesIO(mo_bytes)):
+        if not message.id or not isinstance(message.id, str) or not isinstance(message.string, str):
+            continue
+        if not message.string:
+            continue
+        pairs.append((_clean_catalog_string(message.id), _clean_catalog_string(message.string)))
+    return pairs
+
+
+def _clean_catalog_string(text: str) -> str:
+    text = html.unescape(_MARKUP_TAG.sub("", text))
+    return clean_product(strip_accelerators(text))
+
+
+_MALLARD = "{http://projectmallard.org/1.0/}"
+_MALLARD_UNITS = frozenset(f"{_MALLARD}{tag}" for tag in ("p", "title", "subtitle", "desc", "cite"))
+
+
+def mallard_units(xml_text: str | bytes) -> list[str]:
+    """The translatable blocks of a Mallard page (`p`, `title`, `desc`, …) in document order, with inline markup.
+
+    A block nested in another block is part of the outer one; credits in `<info>` are not blocks.
+    """
+    root = ET.fromstring(xml_text)
+    units: list[str] = []
+
+    def walk(element: ET.Element) -> None:
+        for child in element:
+            if child.tag in _MALLARD_UNITS:
+                units.append(clean_text("".join(child.itertext())))
+            else:
+                walk(child)
+
+    walk(root)
+    return units
+
+
+def mallard_pairs(english_xml: str | bytes, german_xml: str | bytes) -> list[Pair]:
+    """Pairs from a Mallard page and its translation: blocks zipped in order; [] when the block counts differ."""
+    english, german = mallard_units(english_xml), mallard_units(german_xml)
+    if len(english) != len(german):
+        return []
+    return [(e, g) for e, g in zip(english, german, strict=True) if e and g]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Reading an extracted package tree
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class SourceStats:
+    """How many pairs one source gave at each stage, and why the others were dropped."""
+
+    extracted: int = 0
+    rejected: Counter[str] = field(default_factory=Counter)
+    kept: int = 0  # after the filters and the source's own selection (`sentences_only`)
+    unique: int = 0  # after deduplication against this and earlier sources
+    used: int = 0  # after the cap
+    held_out_overlap: int = 0  # removed from train: a side equals a dev/test side
+    splits: Counter[str] = field(default_factory=Counter)
+    english_words: int = 0
+    german_words: int = 0
+
+
+def read_sources(root: Path) -> tuple[dict[str, list[Pair]], dict[str, list[str]]]:
+    """Raw pairs per source (names of `SOURCES`) from a folder holding the extracted packages, one subfolder each.
+
+    Returns the pairs and, per source, notes on what was read (files, pages skipped).
+    """
+    pairs: dict[str, list[Pair]] = {source.name: [] for source in SOURCES}
+    notes: dict[str, list[str]] = {source.name: [] for source in SOURCES}
+
+    ding = root / "trans-de-en/usr/share/trans/de-en"
+    for english, german in ding_pairs(ding.read_text(encoding="utf-8")):
+        kind = ding_kind(english, german)
+        if kind != "term":
+            pairs[f"ding-{kind}s"].append((english, german))
+    notes["ding-sentences"].append(f"file `{ding.relative_to(root / 'trans-de-en')}`")
+
+    english_help = root / "libreoffice-help-en-us/usr/share/libreoffice/help/en-US"
+    german_help = root / "libreoffice-help-de/usr/share/libreoffice/help/de"
+    pages = sorted(english_help.rglob("*.html"))
+    matched = 0
+    for page in pages:
+        german_page = german_help / page.relative_to(english_help)
+        if german_page.is_file():
+            matched += 1
+            pairs["libreoffice-help"] += help_page_pairs(page.read_text("utf-8"), german_page.read_text("utf-8"))
+    notes["libreoffice-help"].append(f"{matched:,} of {len(pages):,} English pages have a German page")
+
+    catalogs = sorted(
+        path
+        for package in SOURCE_BY_NAME["ui-catalogs"].packages
+        for path in (root / package).rglob("*.mo")
+        if path.parent.name == "LC_MESSAGES" and path.parent.parent.name == "de"
+    )
+    for catalog in catalogs:
+        pairs["ui-catalogs"] += catalog_pairs(catalog.read_bytes())
+    notes["ui-catalogs"].append("catalogs: " + ", ".join(f"`{path.name}`" for path in catalogs))
+
+    english_docs = root / "gnome-user-docs/usr/share/help/C"
+    german_docs = root / "gnome-user-docs/usr/share/help/de"
+    pages = sorted(english_docs.rglob("*.page"))
+    aligned = 0
+    for page in pages:
+        german_page = german_docs / page.relative_to(english_docs)
+        if german_page.is_file():
+            page_pairs = mallard_pairs(page.read_bytes(), german_page.read_bytes())
+            aligned += bool(page_pairs)
+            pairs["gnome-help"] += page_pairs
+    notes["gnome-help"].append(f"{aligned:,} of {len(pages):,} pages aligned (same number of blocks in C and de)")
+    return pairs, notes
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Filter, deduplicate, cap, split: pure
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+def make_corpus(
+    raw: dict[str, list[Pair]],
+    seed: int,
+    *,
+    caps: dict[str, int] | None = None,
+    sentences_only: Iterable[str] = SENTENCES_ONLY,
+    dev_size: int = DEV_SIZE,
+    test_size: int = TEST_SIZE,
+    held_out_source: str = "ding-sentences",
+) -> tuple[dict[str, list[Pair]], dict[str, SourceStats]]:
+    """Filter, deduplicate and split the raw pairs of each source (taken in the order of `raw`).
+
+    1. filter each pair (`reject_reason`); of the `sentences_only` sources keep only sentences of 3+ words a side;
+    2. deduplicate by `norm_key` of English + German, the first occurrence wins (so put Ding first);
+    3. cap a source at `caps[name]` pairs, sampled with the seed;
+    4. draw test, then dev, from the `held_out_source` pairs that are `is_held_out_candidate`, no English or
+       German side repeated among them;
+    5. train is everything else, minus any pair with an English or German side equal to a dev/test side,
+       shuffled with the seed.
+
+    Returns the splits and per-source statistics. Deterministic for the same input and seed.
+    """
+    caps = caps if caps is not None else {"libreoffice-help": LIBREOFFICE_HELP_CAP}
+    stats = {name: SourceStats() for name in raw}
+    seen: set[tuple[str, str]] = set()
+    kept: dict[str, list[Pair]] = {}
+    for name, pairs in raw.items():
+        kept[name] = []
+        stats[name].extracted = len(pairs)
+        for english, german in pairs:
+            reason = reject_reason(english, german)
+            if reason is None and name in sentences_only and not is_sentence_like(english, german):
+                reason = "not a sentence"
+            if reason is not None:
+                stats[name].rejected[reason] += 1
+                continue
+            stats[name].kept += 1
+            key = norm_key(english), norm_key(german)
+            if key not in seen:
+                seen.add(key)
+                kept[name].append((english, german))
+        stats[name].unique = len(kept[name])
+        if name in caps and len(kept[name]) > caps[name]:
+            chosen = sorted(random.Random(f"{seed}-cap-{name}").sample(range(len(kept[name])), caps[name]))
+            kept[name] = [kept[name][i] for i in chosen]
+        stats[name].used = len(kept[name])
+
+    candidates = [pair for pair in kept.get(held_out_source, []) if is_held_out_candidate(*pair)]
+    random.Random(f"{seed}-held-out").shuffle(candidates)
+    held_out: list[Pair] = []
+    held_out_keys: set[str] = set()
+    for english, german in candidates:
+        if len(held_out) == test_size + dev_size:
+            break
+        keys = {"en:" + norm_key(english), "de:" + norm_key(german)}
+        if not keys & held_out_keys:
+            held_out.append((english, german))
+            held_out_keys |= keys
+    if len(held_out) < test_size + dev_size:
+        raise ValueError(f"only {len(held_out)} held-out candidates for dev {dev_size} + test {test_size}")
+    splits = {"train": [], "dev": held_out[test_size:], "test": held_out[:test_size]}
+    split_of = {pair: split for split in ("dev", "test") for pair in splits[split]}
+
+    for name, pairs in kept.items():
+        for english, german in pairs:
+            if (english, german) in split_of:
+                stats[name].splits[split_of[english, german]] += 1
+            elif {"en:" + norm_key(english), "de:" + norm_key(german)} & held_out_keys:
+                stats[name].held_out_overlap += 1
+            else:
+                splits["train"].append((english, german))
+                stats[name].splits["train"] += 1
+                stats[name].english_words += words(english)
+                stats[name].german_words += words(german)
+    random.Random(f"{seed}-train").shuffle(splits["train"])
+    return splits, stats
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Files: .tsv(.gz) in and out
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+def write_pairs(path: str | Path, pairs: Iterable[Pair]) -> None:
+    """Write `english<TAB>german` lines, UTF-8; gzip (mtime 0, no file name: byte-identical) when `.gz`."""
+    path = Path(path)
+    lines = []
+    for english, german in pairs:
+        if any(c in side for side in (english, german) for c in "\t\n\r"):
+            raise ValueError(f"tab or newline inside a pair: {(english, german)!r}")
+        lines.append(f"{english}\t{german}\n")
+    data = "".join(lines).encode("utf-8")
+    if path.suffix == ".gz":
+        buffer = io.BytesIO()
+        with gzip.GzipFile(filename="", mode="wb", fileobj=buffer, compresslevel=9, mtime=0) as gz:
+            gz.write(data)
+        data = buffer.getvalue()
+    path.write_bytes(data)
+
+
+def read_pairs(path: str | Path) -> list[tuple[str, str]]:
+    """Read `english<TAB>german` lines from a .tsv or .tsv.gz file."""
+    path = Path(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8", newline="\n") as file:
+        pairs = []
+        for number, line in enumerate(file, 1):
+            line = line.rstrip("\n")
+            if not line:
+                continue
+            english, tab, german = line.partition("\t")
+            if not tab or "\t" in german:
+                raise ValueError(f"{path}:{number}: expected one tab, got {line!r}")
+            pairs.append((english, german))
+    return pairs
+
+
+def load_corpus(folder: str | Path) -> dict[str, list[tuple[str, str]]]:
+    """{"train", "dev", "test"} -> pairs, from `folder/{split}.tsv.gz` (or `.tsv`)."""
+    folder = Path(folder)
+    corpus = {}
+    for split in SPLITS:
+        path = folder / f"{split}.tsv.gz"
+        corpus[split] = read_pairs(path if path.exists() else folder / f"{split}.tsv")
+    return corpus
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Packages: download, extract, versions and licences
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+def _run(command: list[str], hint: str = "", **kwargs) -> str:
+    """Run a command; its stdout, or a RuntimeError that shows its stderr."""
+    if shutil.which(command[0]) is None:
+        raise RuntimeError(f"`{command[0]}` not found: building the corpus needs a Debian system (apt-get, dpkg-deb)")
+    result = subprocess.run(command, capture_output=True, text=True, **kwargs)
+    if result.returncode != 0:
+        raise RuntimeError(f"`{' '.join(command)}` failed{hint}:\n{result.stderr.strip()}")
+    return result.stdout
+
+
+def download_packages(folder: Path, packages: Iterable[str] = PACKAGES) -> None:
+    """`apt-get download` each package into `folder` (run `apt-get update` first on a fresh system)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    _run(["apt-get", "download", *packages], hint=" (run `apt-get update` first?)", cwd=folder)
+
+
+def find_debs(folder: Path, packages: Iterable[str] = PACKAGES) -> dict[str, Path]:
+    """{package: its .deb file in `folder`} (the last by name when there are several); an error if one is missing."""
+    debs = {}
+    for package in packages:
+        matches = sorted(folder.glob(f"{package}_*.deb"))
+        if not matches:
+            raise FileNotFoundError(f"no {package}_*.deb in {folder}")
+        debs[package] = matches[-1]
+    return debs
+
+
+def deb_version(deb: Path) -> str:
+    """The package version recorded in a .deb (`dpkg-deb -f`)."""
+    return _run(["dpkg-deb", "-f", str(deb), "Version"]).strip()
+
+
+def extract_debs(debs: dict[str, Path], folder: Path) -> None:
+    """`dpkg-deb -x` each package into `folder/<package>`."""
+    for package, deb in debs.items():
+        (folder / package).mkdir(parents=True, exist_ok=True)
+        _run(["dpkg-deb", "-x", str(deb), str(folder / package)])
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Writing the corpus folder
+# ---------------------------------------------------------------------------------------------------------------------
+
+COMMAND = "python -m transformer.data build --out data/en-de --seed {seed}"
+COMMON_LICENCES_DIR = Path("/usr/share/common-licenses")
+COMMON_LICENCES = ("GPL-2", "GPL-3", "MPL-2.0")  # cited, not included, by the copyright files
+
+NOTICE = """\
+# Sources and licences of the en–de corpus
+
+The pairs in `train.tsv.gz`, `dev.tsv.gz` and `test.tsv.gz` are extracted from the Debian packages below.
+Each pair keeps the licence of the package it comes from; the files mix the sources (see `../DATA_CARD.md`
+for how many pairs each gave), so the corpus as a whole is distributed under all of these terms together.
+This folder holds the packages' copyright files (`<package>.copyright`; the CC-BY-SA-3.0 text is in full in
+`gnome-user-docs.copyright`) and the licence texts they cite from Debian's `/usr/share/common-licenses/`
+(`GPL-2`, `GPL-3`, `MPL-2.0`).
+
+| source | packages | licence |
+|---|---|---|
+| Ding English–German dictionary, © Frank Richter, TU Chemnitz (https://dict.tu-chemnitz.de/) | `trans-de-en` | GPL-2+ |
+| LibreOffice help, © The Document Foundation and contributors | `libreoffice-help-en-us`, `-de` | MPL-2.0 |
+| LibreOffice German UI translation | `libreoffice-l10n-de` | MPL-2.0 |
+| GIMP German UI translation (`gimp20*.mo`) | `gimp-data` | GPL-3+ (`Files: *` in its copyright file) |
+| Inkscape German UI translation (`inkscape.mo`) | `inkscape` | GNU GPL (as its copyright file states) |
+| GNOME user documentation (German translation) | `gnome-user-docs` | CC-BY-SA-3.0 |
+
+Derived data: the texts were cleaned (Unicode NFC, whitespace, Ding's editorial marks, keyboard accelerators,
+markup tags removed), filtered and deduplicated by `transformer/data.py`; the sentences themselves are the
+translators' own.
+"""
+
+
+def _percent(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.0f}%" if whole else "–"
+
+
+def data_card(
+    splits: dict[str, list[Pair]],
+    stats: dict[str, SourceStats],
+    notes: dict[str, list[str]],
+    versions: dict[str, str],
+    seed: int,
+) -> str:
+    """The DATA_CARD.md text: sources, versions, licences, counts per stage and per split, and how it was built."""
+    lines = [
+        "# en–de corpus",
+        "",
+        "English–German sentence and phrase pairs for training the explorer's translation model, built offline",
+        "from Debian data packages by `transformer/data.py`. Lines are `english<TAB>german`, UTF-8, gzip.",
+        "",
+        "Rebuild on Debian 12 (bookworm), after `apt-get update` (the `.deb` files are downloaded to a temporary "
+        "folder; `--download-dir DIR` keeps them, `--from-debs DIR` reuses them):",
+        "",
+        "```",
+        COMMAND.format(seed=seed),
+        "```",
+        "",
+        "The same package versions (below) and seed give byte-identical `.tsv.gz` files; a Debian point release "
+        "that updates a package can change the counts.",
+        "",
+        "## Splits",
+        "",
+        "| split | pairs | English words | German words | ≤10 words a side |",
+        "|---|---|---|---|---|",
+    ]
+    for split in SPLITS:
+        pairs = splits[split]
+        short = sum(max(words(e), words(g)) <= 10 for e, g in pairs)
+        lines.append(
+            f"| {split} | {len(pairs):,} | {sum(words(e) for e, _ in pairs):,} | "
+            f"{sum(words(g) for _, g in pairs):,} | {_percent(short, len(pairs))} |"
+        )
+    lines += [
+        "",
+        f"Dev ({len(splits['dev']):,}) and test ({len(splits['test']):,}) are drawn only from Ding's everyday "
+        f"sentences (capitalised, ending in . ! ?, {HELD_OUT_WORDS[0]}–{HELD_OUT_WORDS[1]} words a side, no `…`), with "
+        "the seed; no English or German side of dev or test appears in train or in the other held-out split "
+        "(compared casefolded, punctuation ignored).",
+        "",
+        "## Sources",
+        "",
+        "| source | packages (version) | licence | what |",
+        "|---|---|---|---|",
+    ]
+    for name in stats:
+        source = SOURCE_BY_NAME[name]
+        packages = ", ".join(f"`{p}` {versions.get(p, '?')}" for p in source.packages)
+        lines.append(f"| {name} | {packages} | {source.licence} | {source.description} |")
+    lines += [
+        "",
+        "## Counts per source",
+        "",
+        "extracted: pairs read from the files; kept: after cleaning, filters and the source's selection; "
+        "unique: after deduplication (first occurrence wins, sources in this order); used: after the cap; "
+        "overlap: removed from train because a side equals a dev/test side.",
+        "",
+        "| source | extracted | kept | unique | used | overlap | train | dev | test | train words en / de |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, s in stats.items():
+        lines.append(
+            f"| {name} | {s.extracted:,} | {s.kept:,} | {s.unique:,} | {s.used:,} | {s.held_out_overlap:,} | "
+            f"{s.splits['train']:,} | {s.splits['dev']:,} | {s.splits['test']:,} | "
+            f"{s.english_words:,} / {s.german_words:,} |"
+        )
+    total = {split: len(splits[split]) for split in SPLITS}
+    lines.append(
+        f"| **total** | {sum(s.extracted for s in stats.values()):,} | {sum(s.kept for s in stats.values()):,} | "
+        f"{sum(s.unique for s in stats.values()):,} | {sum(s.used for s in stats.values()):,} | "
+        f"{sum(s.held_out_overlap for s in stats.values()):,} | {total['train']:,} | {total['dev']:,} | "
+        f"{total['test']:,} | {sum(s.english_words for s in stats.values()):,} / "
+        f"{sum(s.german_words for s in stats.values()):,} |"
+    )
+    lines += ["", "Dropped, per reason:", "", "| source | " + " | ".join(_REASONS) + " |"]
+    lines.append("|---" * (len(_REASONS) + 1) + "|")
+    for name, s in stats.items():
+        lines.append(f"| {name} | " + " | ".join(f"{s.rejected[reason]:,}" for reason in _REASONS) + " |")
+    lines += ["", "Read:", ""]
+    lines += [f"- {name}: {note}" for name in stats for note in notes.get(name, [])]
+    lines += [
+        "",
+        "## How it was built",
+        "",
+        "1. `apt-get download` the packages, `dpkg-deb -x` them.",
+        "2. Extract pairs:",
+        "   - **Ding** (`usr/share/trans/de-en`, lines `DE | DE … :: EN | EN …`): the `|` sub-entries one to one "
+        "(lines with unequal counts skipped), the first `;` alternative of each, editorial marks removed "
+        "(`{f}`, `[coll.]`, `<abbr.>`, and all `(…)` notes and optional words), word-level slash alternatives "
+        "reduced to the first (`come/arrived` → `come`), sub-entries with a spaced ` / ` skipped. Sentences are "
+        "sub-entries that start with a capital and end in . ! ? on both sides; phrases are the other sub-entries "
+        "with 3+ words a side; shorter ones (headwords, inflected forms) are not used.",
+        "   - **LibreOffice help** (`usr/share/libreoffice/help/{en-US,de}/**/*.html`; Debian ships the help as "
+        "HTML generated from the .xhp sources): the same page in both languages, paragraphs matched by "
+        "`par_id…`/`hd_id…` ids; of the platform/module variants (`switchinline`) only the default is read.",
+        "   - **UI catalogs** (`de/LC_MESSAGES/*.mo`, read with Babel): msgid → msgstr, no plural, untranslated "
+        "or header entries; markup tags and entities removed, one accelerator mark (`_File`, `~File`, `&File`) "
+        "stripped.",
+        "   - **GNOME help** (`usr/share/help/{C,de}/*/*.page`, Mallard XML): the text of `p`, `title`, "
+        "`subtitle`, `desc`, `cite` blocks in document order, zipped when both pages have the same number.",
+        "   `%PRODUCTNAME` is replaced by `LibreOffice` everywhere.",
+        "3. Clean: Unicode NFC, `’` → `'`, `...` → `…`, whitespace collapsed, no space before punctuation.",
+        f"4. Filter: both sides non-empty, at most {MAX_WORDS} words a side, character lengths within "
+        "2.5 × shorter + 10, German ≠ English (casefolded, punctuation ignored), the same placeholders on both "
+        "sides (`%s`, `%(name)s`, `%1`, `{0}`, `$(ARG1)`: kept where both sides have the same), no markup or code "
+        "(underscores, tildes, backticks, backslashes, `|`, `< >`, `[ ]`, URLs, absolute paths, control "
+        "characters), letters on both sides. Of help, UI and GNOME text only sentences are kept "
+        "(capitalised, ending in . ! ?, 3+ words a side).",
+        "5. Deduplicate by casefolded, punctuation-free English + German; sources in the table's order, so Ding wins.",
+        f"6. The mix: Ding sentences and phrases in full (the everyday register the model is for); LibreOffice "
+        f"help capped at {LIBREOFFICE_HELP_CAP:,} pairs sampled with the seed (it would otherwise be the largest "
+        "source, in the register of software documentation); UI catalogs and GNOME help in full (small).",
+        "7. Split: test, then dev, drawn with the seed from the Ding sentences of 3–15 words a side; train is the "
+        "rest, minus pairs sharing a side with dev/test, shuffled with the seed.",
+        "",
+        "Measured and not used: the `registry_de.xcd` and autotext files of `libreoffice-l10n-de` (German only; "
+        "the English counterparts are in other packages); Ding's headwords and entries shorter than 3 words "
+        "a side (dictionary terms rather than text); help and UI strings that are not sentences (labels such as "
+        "`Open the file`, about 60k of them); the `.po` files of PyPI packages (more UI text of the same kind).",
+        "",
+        "Licences: see `licenses/NOTICE.md` and the packages' copyright files in `licenses/`.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+_REASONS = (
+    "empty side",
+    f"more than {MAX_WORDS} words",
+    "length ratio",
+    "untranslated (de == en)",
+    "placeholders differ",
+    "markup or code",
+    "no letters",
+    "not a sentence",
+)
+
+
+def licence_files(extracted: Path, packages: Iterable[str]) -> dict[str, Path]:
+    """{file name in licenses/: source}: each package's copyright file and the common licence texts they cite."""
+    files = {
+        f"{package}.copyright": extracted / package / "usr/share/doc" / package / "copyright" for package in packages
+    }
+    for name in COMMON_LICENCES:
+        files[name] = COMMON_LICENCES_DIR / name
+        if not files[name].is_file():
+            raise FileNotFoundError(f"{files[name]} is missing (Debian's base-files package ships it)")
+    return files
+
+
+def write_corpus(out: Path, splits: dict[str, list[Pair]], card: str, licences: dict[str, Path]) -> None:
+    """Write the splits, DATA_CARD.md, and licenses/ (the `licences` files, see `licence_files`, and NOTICE.md)."""
+    out.mkdir(parents=True, exist_ok=True)
+    for split in SPLITS:
+        write_pairs(out / f"{split}.tsv.gz", splits[split])
+    (out / "DATA_CARD.md").write_text(card, encoding="utf-8")
+    licenses = out / "licenses"
+    licenses.mkdir(exist_ok=True)
+    for name, path in licences.items():
+        shutil.copyfile(path, licenses / name)
+    (licenses / "NOTICE.md").write_text(NOTICE, encoding="utf-8")
+
+
+def build(out: Path, seed: int, download_dir: Path | None = None, from_debs: Path | None = None) -> None:
+    """Download (or reuse) the packages, extract them, build the corpus and write it to `out`."""
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="corpus-") as temporary:
+        temporary = Path(temporary)
+        if from_debs is None:
+            from_debs = download_dir or temporary / "debs"
+            print(f"downloading {len(PACKAGES)} packages into {from_debs} ...", flush=True)
+            download_packages(from_debs)
+        debs = find_debs(from_debs)
+        versions = {package: deb_version(deb) for package, deb in debs.items()}
+        print(f"extracting {', '.join(f'{p} {v}' for p, v in versions.items())} ...", flush=True)
+        extract_debs(debs, temporary / "x")
+        raw, notes = read_sources(temporary / "x")
+        print("extracted:", ", ".join(f"{name} {len(pairs):,}" for name, pairs in raw.items()), flush=True)
+        splits, stats = make_corpus(raw, seed)
+        card = data_card(splits, stats, notes, versions, seed)
+        write_corpus(out, splits, card, licence_files(temporary / "x", debs))
+    print(", ".join(f"{split} {len(splits[split]):,}" for split in SPLITS), f"-> {out}")
+    print(f"done in {time.perf_counter() - started:.0f} s")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m transformer.data", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    build_parser = commands.add_parser("build", help="download the Debian packages and build the corpus")
+    build_parser.add_argument("--out", type=Path, default=Path("data/en-de"), help="output folder")
+    build_parser.add_argument("--seed", type=int, default=0, help="seed for the cap and the splits")
+    build_parser.add_argument("--download-dir", type=Path, help="where to download the .deb files (default: temp)")
+    build_parser.add_argument("--from-debs", type=Path, help="reuse the .deb files in this folder, no download")
+    args = parser.parse_args(argv)
+    try:
+        build(args.out, args.seed, download_dir=args.download_dir, from_debs=args.from_debs)
+    except (RuntimeError, FileNotFoundError) as error:
+        sys.exit(f"error: {error}")
+
+
+if __name__ == "__main__":
+    main()
