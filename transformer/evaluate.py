@@ -67,6 +67,11 @@ def evaluate(checkpoint: Checkpoint, pairs: list[tuple[str, str]], demos: list[s
         "samples": [
             {"source": s, "reference": t, "output": h} for (s, t), h in list(zip(pairs, hypotheses, strict=True))[:5]
         ],
+        "errors": [
+            {"source": s, "reference": t, "output": h}
+            for (s, t), h in zip(pairs, hypotheses, strict=True)
+            if h.strip() != t.strip()
+        ],
         "demos": dict(zip(demos, translate_sentences(checkpoint.model, checkpoint.tokenizer, demos), strict=True)),
     }
 
@@ -96,7 +101,9 @@ def hardware() -> str:
     return f"{cpu} ({torch.get_num_threads()} threads){gpu}, PyTorch {torch.__version__}"
 
 
-def model_card(name: str, checkpoint: Checkpoint, results: dict, data: str, run: dict, split: str) -> str:
+def model_card(
+    name: str, checkpoint: Checkpoint, results: dict, data: str, run: dict, split: str, synthetic: bool
+) -> str:
     cfg = checkpoint.model.config
     params = checkpoint.model.num_parameters()
     lines = [
@@ -132,8 +139,8 @@ def model_card(name: str, checkpoint: Checkpoint, results: dict, data: str, run:
             f"batches of about {s['batch_tokens']} tokens, Adam (0.9, 0.98), warm-up {s['warmup']} steps then "
             f"inverse square root (scale {s['lr_scale']}), label smoothing {s['label_smoothing']}, "
             f"dropout {s['dropout']}, gradient clipping {s['clip_norm']}, seed {s['seed']}.",
-            f"- Training time: {hours:.2f} hours; last measured throughput {last.get('tokens_per_s', '?')} "
-            "target tokens/s.",
+            f"- Training time (the whole run): {hours:.2f} hours; last measured throughput "
+            f"{last.get('tokens_per_s', '?')} target tokens/s.",
             f"- Hardware: {hardware()}.",
         ]
         if run["best_dev"]:
@@ -144,15 +151,34 @@ def model_card(name: str, checkpoint: Checkpoint, results: dict, data: str, run:
             )
         lines.append("")
     r = results
+    lines += ["## Evaluation", "", f"Held-out {split} split, {r['n']} pairs, greedy decoding, sacrebleu defaults:", ""]
+    if synthetic:  # one-word German numbers make BLEU's 4-grams meaningless: exact match is the measure
+        n_errors = len(r["errors"])
+        lines += [
+            "| exact match | chrF | errors |",
+            "|---|---|---|",
+            f"| {r['exact_match']}% | {r['chrf']} | {n_errors} of {r['n']} |",
+            "",
+        ]
+        if n_errors:
+            lines += [
+                "Every error:" if n_errors <= 20 else "The first 20 errors:",
+                "",
+                "| source | reference | output |",
+            ]
+            lines += [
+                "|---|---|---|",
+                *[f"| {e['source']} | {e['reference']} | {e['output']} |" for e in r["errors"][:20]],
+            ]
+            lines.append("")
+    else:
+        lines += [
+            "| BLEU | chrF | exact match |",
+            "|---|---|---|",
+            f"| {r['bleu']} | {r['chrf']} | {r['exact_match']}% |",
+            "",
+        ]
     lines += [
-        "## Evaluation",
-        "",
-        f"Held-out {split} split, {r['n']} pairs, greedy decoding, sacrebleu defaults:",
-        "",
-        "| BLEU | chrF | exact match |",
-        "|---|---|---|",
-        f"| {r['bleu']} | {r['chrf']} | {r['exact_match']}% |",
-        "",
         "## Demo translations",
         "",
         "| source | output |",
@@ -185,14 +211,16 @@ def main(argv: list[str] | None = None) -> None:
     checkpoint = load_checkpoint(args.checkpoint)
     pairs = test_pairs(args.corpus, args.task, args.split, args.limit)
     results = evaluate(checkpoint, pairs, demo_sentences(args.corpus, args.task))
-    print(json.dumps({k: v for k, v in results.items() if k != "samples"}, ensure_ascii=False, indent=2))
+    summary = {k: v for k, v in results.items() if k not in ("samples", "errors")}
+    print(json.dumps({**summary, "errors": len(results["errors"])}, ensure_ascii=False, indent=2))
     if args.write_card:
         data = args.data_description or (
             f"Synthetic task `{args.task}` (`transformer.synthetic`): held-out items never seen in training."
             if args.task
             else f"`{args.corpus}` (see its DATA_CARD.md); test pairs are held-out everyday sentences."
         )
-        card = model_card(args.checkpoint.name, checkpoint, results, data, read_run(args.run), args.split)
+        run = read_run(args.run)
+        card = model_card(args.checkpoint.name, checkpoint, results, data, run, args.split, bool(args.task))
         (args.checkpoint / CARD).write_text(card, encoding="utf-8")
         print(f"wrote {args.checkpoint / CARD}")
 

@@ -177,9 +177,12 @@ class Tokenizer:
     def save(self, folder: str | Path) -> dict:
         """Write the tokenizer files into `folder`; returns the `tokenizer` entry of `config.json`."""
         folder = Path(folder)
-        entry: dict = {"type": "sentencepiece", "source_model": "source.spm", "target_model": "target.spm"}
+        shared_model = self.source.processor is self.target.processor
+        entry: dict = {"type": "sentencepiece", "source_model": "source.spm"}
+        entry["target_model"] = "source.spm" if shared_model else "target.spm"
         (folder / "source.spm").write_bytes(self.source.processor.serialized_model_proto())
-        (folder / "target.spm").write_bytes(self.target.processor.serialized_model_proto())
+        if not shared_model:
+            (folder / "target.spm").write_bytes(self.target.processor.serialized_model_proto())
         if self.source.vocab is not None:
             entry["vocab"] = "vocab.json"
             (folder / "vocab.json").write_text(json.dumps(self.source.vocab, ensure_ascii=False, indent=0))

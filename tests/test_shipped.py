@@ -1,0 +1,53 @@
+"""Golden tests on the checkpoints shipped in checkpoints/: fixed inputs, expected outputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from transformer.checkpoint import load_checkpoint
+from transformer.decoding import BeamSearch, translate
+from transformer.synthetic import exact_match, make_split
+
+CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
+MB = 1024 * 1024
+
+
+@pytest.fixture(scope="module")
+def numbers_de():
+    return load_checkpoint(CHECKPOINTS / "numbers-de")
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("seven", "sieben"),
+        ("twenty-one", "einundzwanzig"),
+        ("ninety-seven", "siebenundneunzig"),
+        ("one hundred and twenty-one", "einhunderteinundzwanzig"),
+        ("seven thousand, three hundred and eighty-five", "siebentausenddreihundertfünfundachtzig"),
+    ],
+)
+def test_numbers_de_golden(numbers_de, source, expected):
+    assert translate(numbers_de, source) == expected
+    assert translate(numbers_de, source, BeamSearch(4)) == expected
+
+
+def test_numbers_de_is_exact_on_held_out_numbers(numbers_de):
+    pairs = make_split("numbers-de", "test", n=100, seed=1)
+    predictions = [translate(numbers_de, source) for source, _ in pairs]
+    assert exact_match(predictions, [target for _, target in pairs]) >= 0.99
+
+
+def test_every_shipped_file_is_small_enough_for_a_space_without_lfs():
+    files = [f for f in CHECKPOINTS.rglob("*") if f.is_file()]
+    assert files
+    assert all(f.stat().st_size <= 10 * MB for f in files), [f.name for f in files if f.stat().st_size > 10 * MB]
+    assert sum(f.stat().st_size for f in files) <= 60 * MB
+
+
+def test_every_shipped_checkpoint_has_a_model_card_with_measured_numbers():
+    for folder in (p for p in CHECKPOINTS.iterdir() if p.is_dir()):
+        card = (folder / "MODEL_CARD.md").read_text()
+        assert "## Evaluation" in card or "randomly initialised" in card, folder.name
