@@ -15,7 +15,18 @@ import torch
 
 from tests.conftest import ENGLISH, GERMAN
 from transformer.checkpoint import load_checkpoint
-from transformer.train import BOS, EOS, PAD, TrainSettings, collate, learning_rate, make_batches, parse_args, train
+from transformer.train import (
+    BOS,
+    EOS,
+    PAD,
+    TrainSettings,
+    collate,
+    command_line,
+    learning_rate,
+    make_batches,
+    parse_args,
+    train,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -137,3 +148,11 @@ def test_two_torchrun_processes_equal_one_process_on_the_same_global_batches(cor
             # gradient is 0, and Adam (eps 1e-9) turns the ~1e-9 rounding noise into full-size steps.
             continue
         torch.testing.assert_close(distributed["model"][name], value, atol=1e-5, rtol=1e-4)
+
+
+def test_command_line_reproduces_the_settings(corpus, tmp_path):
+    original = settings(corpus, tmp_path / "run", shared_vocab=False, lr_scale=0.5)
+    command = command_line(original)
+    assert command.startswith("python -m transformer.train --out ")
+    assert "--no-shared-vocab" in command and "--lr-scale 0.5" in command and "--seed" not in command
+    assert parse_args(command.split()[3:]) == original

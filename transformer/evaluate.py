@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 
 from .checkpoint import CARD, Checkpoint, load_checkpoint
-from .train import score, translate_sentences
+from .train import command_line, score, translate_sentences
 
 DEMO_SENTENCES = {
     "en-de": [
@@ -143,6 +143,7 @@ def model_card(
             f"{last.get('tokens_per_s', '?')} target tokens/s.",
             f"- Hardware: {hardware()}.",
         ]
+        lines.append(f"- Reproduce: `{command_line(s)}` (then this evaluation command with `--write-card`).")
         if run["best_dev"]:
             b = run["best_dev"]
             lines.append(

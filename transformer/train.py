@@ -21,6 +21,7 @@ import json
 import math
 import os
 import random
+import shutil
 import tempfile
 import time
 from collections.abc import Iterator
@@ -439,6 +440,9 @@ def train(settings: TrainSettings, *, stop_after: int | None = None, quiet: bool
                 )
         append_log(run, record)
         plot_log(run)
+        if settings.export and Path(settings.export).is_dir():  # the log and plot travel with the checkpoint
+            for name in ("train_log.jsonl", "training.png", "settings.json"):
+                shutil.copyfile(run / name, Path(settings.export) / name)
         return record
 
     model.train()
@@ -498,6 +502,22 @@ def train(settings: TrainSettings, *, stop_after: int | None = None, quiet: bool
 # --------------------------------------------------------------------------------------------------------
 # Command line
 # --------------------------------------------------------------------------------------------------------
+
+
+def command_line(settings: TrainSettings | dict) -> str:
+    """The `python -m transformer.train …` command that reproduces these settings (defaults left out)."""
+    values = dataclasses.asdict(settings) if isinstance(settings, TrainSettings) else settings
+    defaults = dataclasses.asdict(TrainSettings(out=""))
+    parts = ["python -m transformer.train"]
+    for name, value in values.items():
+        if value == defaults.get(name) and name != "out":
+            continue
+        flag = "--" + name.replace("_", "-")
+        if isinstance(value, bool):
+            parts.append(flag if value else "--no-" + flag[2:])
+        elif value is not None:
+            parts.append(f"{flag} {value}")
+    return " ".join(parts)
 
 
 def parse_args(argv: list[str] | None = None) -> TrainSettings:
