@@ -1,0 +1,148 @@
+"""The explorer's state machine, on the shipped numbers-de model (no gradio)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from transformer.explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry, shuffle_words
+
+CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
+
+
+@pytest.fixture(scope="module")
+def registry():
+    return ModelRegistry(CHECKPOINTS)
+
+
+def explorer(registry, **settings) -> Explorer:
+    return Explorer(registry, ExplorerState(model="numbers-de", source="twenty-one", **settings))
+
+
+def test_step_back_force_reset_keep_the_choices_in_step(registry):
+    e = explorer(registry)
+    first = e.step()
+    assert e.state.choices == (None,)
+    forced = e.step(force=first.token_id)
+    assert forced.forced and e.state.choices == (None, first.token_id)
+    e.back()
+    assert e.state.choices == (None,)
+    e.reset()
+    assert e.state.choices == () and e.decoding.output_ids == []
+
+
+def test_run_reaches_the_translation(registry):
+    e = explorer(registry)
+    steps = list(e.run())
+    assert e.finished and steps[-1].finished
+    assert e.views().output_text == "einundzwanzig"
+
+
+def test_a_link_restores_exactly_the_same_view(registry):
+    e = explorer(registry, strategy="beam", beam_width=3, silenced=frozenset({("cross", 0, 1)}), layer=1, head=2)
+    e.step()
+    e.step(force=5)
+    e.step()
+    restored = Explorer(registry, ExplorerState.from_link(e.state.to_link()))
+    assert restored.state == e.state
+    assert restored.decoding.output_ids == e.decoding.output_ids
+    torch.testing.assert_close(restored.views().cross, e.views().cross)
+
+
+@pytest.mark.parametrize(
+    "token, message",
+    [("!!!", "damaged"), ("eyJ4IjogMX0", "unknown settings"), ("eyJiZWFtX3dpZHRoIjogOTl9", "beam width")],
+)
+def test_malformed_links_are_clear_errors(token, message):
+    with pytest.raises(ExplorerError, match=message):
+        ExplorerState.from_link(token)
+
+
+def test_changing_the_strategy_replays_forced_tokens_and_rechooses_the_rest(registry):
+    e = explorer(registry)
+    e.step(force=7)
+    e.step()
+    e.update(strategy="sampling", temperature=2.0, seed=3)
+    assert e.state.choices[0] == 7 and len(e.state.choices) == 2
+    assert e.decoding.output_ids[0] == 7
+
+
+def test_causal_mask_off_lets_decoder_positions_see_the_future(registry):
+    e = explorer(registry)
+    list(e.run())
+    on = e.views().decoder_self
+    e.update(causal_mask=False)
+    off = e.views().decoder_self
+    upper = torch.ones(on.shape[-2:], dtype=torch.bool).triu(1)
+    assert torch.all(on[..., upper] == 0)
+    assert off[..., upper].sum() > 1.0  # attention mass on future positions (a trained model can put ~0 on some)
+
+
+def test_padding_mask_off_lets_attention_reach_padding(registry):
+    e = explorer(registry, pad_to=10)
+    views = e.views()
+    n_real = len(e.checkpoint.tokenizer.encode_source("twenty-one"))
+    assert len(views.source_tokens) == 10 and views.source_tokens[-1] == "<pad>"
+    assert torch.all(views.cross[..., n_real:] == 0) and torch.all(views.encoder[..., n_real:] == 0)
+    e.update(padding_mask=False)
+    assert torch.all(e.views().cross[..., n_real:] > 0)
+
+
+def test_silencing_heads_changes_the_translation_and_can_be_compared(registry):
+    e = explorer(registry)
+    config = e.checkpoint.model.config
+    every_cross = frozenset(("cross", layer, head) for layer in range(config.n_decoder_layers) for head in range(4))
+    e.update(silenced=every_cross)
+    silenced_text, silenced_next = e.translate_to_end()
+    plain_text, plain_next = e.translate_to_end(silenced=frozenset())
+    assert plain_text == "einundzwanzig" and silenced_text != plain_text
+    assert silenced_next != plain_next
+    assert e.state.choices == ()  # comparing does not move this explorer
+
+
+def test_views_have_the_shapes_of_the_model(registry):
+    e = explorer(registry)
+    e.step()
+    e.step()
+    v = e.views()
+    config = e.checkpoint.model.config
+    S, T = len(v.source_tokens), len(v.target_tokens)
+    assert T == 3 and v.target_tokens[0] == "<s>"
+    assert v.encoder.shape == (config.n_encoder_layers, config.n_heads, S, S)
+    assert v.decoder_self.shape == (config.n_decoder_layers, config.n_heads, T, T)
+    assert v.cross.shape == (config.n_decoder_layers, config.n_heads, T, S)
+    assert len(v.candidates) == 10 and v.candidates[0].prob >= v.candidates[1].prob
+
+
+def test_force_text_accepts_pieces_and_rejects_unknown_text(registry):
+    e = explorer(registry)
+    piece = e.checkpoint.tokenizer.target_piece(e.decoding.upcoming()[1].token_id)
+    assert e.force_text(piece).forced
+    with pytest.raises(ExplorerError, match="not a token"):
+        e.force_text("<script>")
+
+
+@pytest.mark.parametrize(
+    "settings, message",
+    [
+        (dict(source=""), "type a sentence"),
+        (dict(source="x" * 501), "too long"),
+        (dict(beam_width=9), "beam width"),
+        (dict(strategy="magic"), "unknown strategy"),
+        (dict(temperature=0.0), "temperature"),
+        (dict(layer=7), "layer 7 does not exist"),
+        (dict(silenced=frozenset({("cross", 0, 9)})), "head 9 does not exist"),
+        (dict(model="Helsinki-NLP/opus-mt-xx-yy"), "opus-mt-xx-yy"),
+    ],
+)
+def test_bad_settings_are_clear_errors(registry, settings, message):
+    with pytest.raises(ExplorerError, match=message):
+        Explorer(registry, ExplorerState(**{"model": "numbers-de", "source": "one", **settings}))
+
+
+def test_shuffle_words_is_a_seeded_permutation():
+    text = "the quick brown fox jumps"
+    assert sorted(shuffle_words(text, 1).split()) == sorted(text.split())
+    assert shuffle_words(text, 1) == shuffle_words(text, 1) != text
