@@ -1,29 +1,57 @@
-"""The placeholder app: it builds, answers through its named API, and fails offline with a message."""
+"""The Gradio app through its API, with gradio_client, on the shipped numbers-de model."""
 
 from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from gradio_client import Client
 
 import app
 
 
-def test_empty_and_too_long_input_get_a_message():
-    assert app.translate_text("   ", app.DEFAULT_REPO, "greedy") == ("", "<p>Type a sentence to translate.</p>")
-    output, message = app.translate_text("x" * 5000, app.DEFAULT_REPO, "greedy")
-    assert output == "" and "too long" in message
+@pytest.fixture(scope="module")
+def client():
+    app.demo.queue(default_concurrency_limit=2)
+    _, url, _ = app.demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=None, quiet=True)
+    yield Client(url, verbose=False)
+    app.demo.close()
 
 
-def test_offline_hub_model_gives_a_clear_escaped_message():
-    output, message = app.translate_text("Hello", "Helsinki-NLP/opus-mt-<b>x</b>", "greedy")
-    assert output == ""
-    assert "Could not translate" in message and "<b>x</b>" not in message and "&lt;b&gt;" in message
+def test_translate_endpoint_returns_translation_tokens_and_candidates(client):
+    result = client.predict("twenty-one", "numbers-de", api_name="/translate")
+    assert result["translation"] == "einundzwanzig"
+    assert result["source_tokens"][-1] == "</s>"
+    assert "".join(result["output_tokens"]).replace("▁", "") == "einundzwanzig</s>"
+    first = result["steps"][0]
+    assert first["token"] == result["output_tokens"][0]
+    assert len(first["candidates"]) == 5 and first["candidates"][0]["prob"] >= first["candidates"][1]["prob"]
 
 
-def test_translate_is_a_named_api_endpoint():
-    names = {dep.get("api_name") for dep in app.demo.config["dependencies"]}
-    assert "translate" in names
+def test_bad_parameters_are_rejected_with_a_message(client):
+    with pytest.raises(Exception, match="beam width"):
+        client.predict("one", "numbers-de", "beam", 1.0, 0, 1.0, 0, 99, api_name="/translate")
+    with pytest.raises(Exception, match="family:layer:head"):
+        client.predict("one", "numbers-de", silenced=["cross"], api_name="/translate")
+    with pytest.raises(Exception, match="type a sentence"):
+        client.predict("   ", "numbers-de", api_name="/translate")
 
 
-def test_positional_encoding_figure_has_positions_down_and_dimensions_across():
-    figure = app.positional_encoding_figure(10, 8, "concat")
-    assert figure.data[0].z.shape == (10, 8)
-    assert figure.layout.yaxis.autorange == "reversed"
-    assert figure.layout.xaxis.title.text == "dimension"
+def test_two_clients_at_once_with_different_settings_get_their_own_results(client):
+    every_cross = [f"cross:{layer}:{head}" for layer in range(2) for head in range(4)]
+    alone_plain = client.predict("ninety-seven", "numbers-de", api_name="/translate")["translation"]
+    alone_silenced = client.predict("ninety-seven", "numbers-de", silenced=every_cross, api_name="/translate")
+    assert alone_plain != alone_silenced["translation"]
+    other = Client(client.src, verbose=False)
+
+    def plain(_):
+        return client.predict("ninety-seven", "numbers-de", api_name="/translate")["translation"]
+
+    def silenced(_):
+        return other.predict("ninety-seven", "numbers-de", silenced=every_cross, api_name="/translate")["translation"]
+
+    with ThreadPoolExecutor(4) as pool:
+        plains = list(pool.map(plain, range(3)))
+        silenceds = list(pool.map(silenced, range(3)))
+    assert plains == [alone_plain] * 3
+    assert silenceds == [alone_silenced["translation"]] * 3

@@ -68,6 +68,7 @@ class ExplorerState:
     family: str = "cross"  # the attention view selected
     layer: int = 0
     head: int | None = None  # None = the average over heads
+    grid: bool = False  # show every head of the layer at once
 
     def __post_init__(self) -> None:
         def require(condition: bool, message: str) -> None:
@@ -161,8 +162,9 @@ class ExplorerState:
 class ModelRegistry:
     """Built-in checkpoints (folders under `checkpoints/`) and Hub models, loaded once, shared read-only."""
 
-    def __init__(self, folder: str | Path, loader: Callable[[str], Checkpoint] = load_pretrained):
+    def __init__(self, folder: str | Path, loader: Callable[..., Checkpoint] = load_pretrained, device: str = "cpu"):
         self.folder = Path(folder)
+        self.device = device
         self.builtin = sorted(p.name for p in self.folder.iterdir() if (p / "config.json").is_file())
         self.loader = loader
         self._loaded: dict[str, Checkpoint] = {}
@@ -179,7 +181,8 @@ class ModelRegistry:
             if name not in self._loaded:
                 try:
                     builtin = name in self.builtin
-                    checkpoint = load_checkpoint(self.folder / name) if builtin else self.loader(name)
+                    path = self.folder / name if builtin else name
+                    checkpoint = (load_checkpoint if builtin else self.loader)(path, self.device)
                 except CheckpointError as error:
                     raise ExplorerError(str(error)) from None
                 checkpoint.model.requires_grad_(False)
@@ -228,7 +231,7 @@ class Explorer:
 
     def update(self, **changes) -> None:
         """Change settings; the decoding is replayed under the new ones when they affect it."""
-        view_only = {"family", "layer", "head"}
+        view_only = {"family", "layer", "head", "grid"}
         new = self.state.replace(**changes)
         if set(changes) <= view_only:
             self.state = new

@@ -1,0 +1,737 @@
+"""Figures for the explorer: pure functions, arrays and token labels in, `plotly.graph_objects.Figure` out.
+
+No gradio and no torch here: arrays may be numpy arrays or torch tensors (converted with `np.asarray`).
+
+Conventions, the same in every figure:
+- Rows are queries, columns are keys, and the axis titles say so; query 0 (position 0, the best beam, the most
+  probable candidate) is at the top (`autorange="reversed"` on y).
+- Token axes are categorical, and every category is made unique by its position: `axis_labels(["▁the", "▁the"])`
+  is `["0 · ▁the", "1 · ▁the"]` (plotly merges repeated categories). The same labels appear in hover text.
+  Sentencepiece's word-start marker `▁` is kept as it is, so students see how the text was cut.
+- All text that comes from data (tokens, titles, legend names, hover text) is plain text and goes through
+  `escape_label`: plotly renders a subset of HTML in text (`<b>`, `<br>`, `<a href>`, `<span style>`), and a
+  label typed by a user must never become markup. Plotly decodes `&lt;`, `&gt;`, `&amp;` and numeric
+  entities for display, so an escaped `<b>` is shown as the four characters `<b>`.
+- Attention uses one shared colour axis with the fixed range 0–1, so heads, layers and steps are comparable.
+- Figures stay small: float32 arrays (plotly writes numpy arrays as base64), no per-cell text except on small
+  matrices, no per-cell customdata.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import operator
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.colors import diverging, sequential
+
+__all__ = [
+    "AXIS_TITLES",
+    "attention_grid",
+    "attention_heatmap",
+    "axis_labels",
+    "beam_tree",
+    "candidates_bar",
+    "compare_candidates",
+    "escape_label",
+    "position_similarity",
+    "positional_curves",
+    "positional_heatmap",
+    "token_chips_html",
+]
+
+TEMPLATE = "plotly_white"
+ATTENTION_COLORSCALE = sequential.Blues  # white at 0, dark blue at 1
+DIVERGING_COLORSCALE = diverging.RdBu_r  # blue below 0, white at 0, red above
+BAR_COLOR = "#4c78a8"
+ACCENT = "#f58518"  # the chosen candidate, the highlighted query row, the best beam path
+FINISHED_COLOR = "#54a24b"
+MUTED = "#b0b0b0"
+
+AXIS_TITLES: dict[str, tuple[str, str]] = {  # attention family -> (y title, x title), names as in model.py
+    "encoder": ("query (source token)", "key (source token)"),
+    "decoder_self": ("query (target token)", "key (target token)"),
+    "cross": ("query (target token)", "key (source token)"),
+}
+
+MAX_LABEL_CHARS = 24  # longer token labels are shortened with "…" (hover shows the same shortened label)
+VALUE_TEXT_MAX = 12  # write the weight in each cell only when both sides have at most this many tokens
+GRID_TICK_MAX = 24  # small multiples: tick labels only when a side has at most this many tokens
+
+_TOP_LEGEND = {"orientation": "h", "x": 0, "xanchor": "left", "y": 1.0, "yanchor": "bottom"}  # under the title
+_NEWLINES = re.compile(r"\r\n?|\n")
+_HOVER_ATTENTION = "query %{y}<br>key %{x}<br>weight %{z:.3f}"
+
+
+# --------------------------------------------------------------------------------------------------------
+# Labels and inputs
+# --------------------------------------------------------------------------------------------------------
+
+
+def escape_label(text: object) -> str:
+    """Plain text -> inert text for plotly (and HTML): `& < >` and quotes become entities, newlines become `↵`.
+
+    Quotes use numeric entities (`&#34;`), which plotly decodes for display; it does not decode `&quot;`.
+    """
+    text = _NEWLINES.sub("↵", str(text))
+    return html.escape(text, quote=False).replace('"', "&#34;").replace("'", "&#39;")
+
+
+def _shorten(text: object, limit: int = MAX_LABEL_CHARS) -> str:
+    text = str(text)
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def axis_labels(tokens: Sequence[object]) -> list[str]:
+    """Unique, escaped category labels: `"3 · ▁the"` for the token `▁the` at position 3."""
+    return [f"{i} · {escape_label(_shorten(token))}" for i, token in enumerate(tokens)]
+
+
+def _as_array(values: Any, ndim: int | tuple[int, ...], name: str) -> np.ndarray:
+    """A float32 numpy array from a numpy array, a list or a torch tensor (on any device, with or without grad)."""
+    if hasattr(values, "detach"):  # a torch tensor, without importing torch
+        values = values.detach().cpu().float()
+    array = np.asarray(values, dtype=np.float32)
+    allowed = (ndim,) if isinstance(ndim, int) else ndim
+    if array.ndim not in allowed:
+        expected = " or ".join(f"{n}-D" for n in allowed)
+        raise ValueError(f"{name} must be {expected}, got shape {array.shape}")
+    return array
+
+
+def _check_length(labels: Sequence[object], n: int, what: str) -> None:
+    if len(labels) != n:
+        raise ValueError(f"{what}: expected {n} labels, got {len(labels)}")
+
+
+def _row_index(row: int | None, n: int, name: str = "highlight_query") -> int | None:
+    """Validate a row index (negative counts from the end, as in Python)."""
+    if row is None:
+        return None
+    row = operator.index(row)
+    if not -n <= row < n:
+        raise ValueError(f"{name}={row} is out of range for {n} rows")
+    return row % n
+
+
+def _axis_titles(family: str) -> tuple[str, str]:
+    if family not in AXIS_TITLES:
+        raise ValueError(f"unknown attention family {family!r}; expected one of {', '.join(AXIS_TITLES)}")
+    return AXIS_TITLES[family]
+
+
+def _domain(start: float, end: float) -> list[float]:
+    """A subplot's domain, rounded into 0 … 1 (plotly rejects -1e-17)."""
+    return [round(min(max(start, 0.0), 1.0), 6), round(min(max(end, 0.0), 1.0), 6)]
+
+
+def _clamp(value: float, low: int, high: int) -> int:
+    return int(min(max(value, low), high))
+
+
+def _finish(fig: go.Figure, title: str, height: int, **layout: Any) -> go.Figure:
+    """The layout every figure shares: template, escaped short title, fixed height, tight margins."""
+    top = (40 if title else 20) + (28 if layout.get("legend") is _TOP_LEGEND else 0)
+    fig.update_layout(
+        template=TEMPLATE,
+        title={"text": escape_label(title), "x": 0.01, "xanchor": "left", "font": {"size": 14}},
+        height=height,
+        margin={"l": 10, "r": 10, "t": top, "b": 10},
+        font={"size": 12},
+        hoverlabel={"font": {"size": 12}},
+        **layout,
+    )
+    fig.update_xaxes(automargin=True)
+    fig.update_yaxes(automargin=True)
+    return fig
+
+
+# --------------------------------------------------------------------------------------------------------
+# Attention
+# --------------------------------------------------------------------------------------------------------
+
+
+def _attention_layout(fig: go.Figure) -> None:
+    fig.update_layout(
+        coloraxis={
+            "colorscale": ATTENTION_COLORSCALE,
+            "cmin": 0.0,
+            "cmax": 1.0,
+            "colorbar": {"title": {"text": "weight"}, "thickness": 12, "tickformat": ".1f"},
+        }
+    )
+
+
+def _highlight_row(row: int, n_keys: int, **where: Any) -> dict[str, Any]:
+    """A rectangle around one query row; rows are categories 0 … Q-1, so it spans row ± 0.5."""
+    return {
+        "type": "rect",
+        "x0": -0.5,
+        "x1": n_keys - 0.5,
+        "y0": row - 0.5,
+        "y1": row + 0.5,
+        "line": {"color": ACCENT, "width": 2},
+        "fillcolor": "rgba(0,0,0,0)",
+        "layer": "above",
+        **where,
+    }
+
+
+def attention_heatmap(
+    weights: Any,
+    query_tokens: Sequence[str],
+    key_tokens: Sequence[str],
+    *,
+    title: str = "",
+    highlight_query: int | None = None,
+    family: str = "cross",
+    show_values: bool | None = None,
+    height: int | None = None,
+) -> go.Figure:
+    """One attention matrix (one head, or an average of heads) as a heatmap.
+
+    Args:
+        weights: (Q, K) attention weights after softmax (rows sum to 1).
+        query_tokens, key_tokens: Q and K token strings (plain text; escaped and made unique here).
+        title: plain text.
+        highlight_query: a query row to outline (the token of the current decoding step); negative counts from the end.
+        family: "encoder", "decoder_self" or "cross": picks the axis titles (`AXIS_TITLES`).
+        show_values: write each weight in its cell; by default only when Q and K are both at most 12.
+        height: in pixels; by default it grows with Q between 180 and 720.
+    """
+    z = _as_array(weights, 2, "weights")
+    n_q, n_k = z.shape
+    _check_length(query_tokens, n_q, "query_tokens")
+    _check_length(key_tokens, n_k, "key_tokens")
+    row = _row_index(highlight_query, n_q)
+    y_title, x_title = _axis_titles(family)
+    if show_values is None:
+        show_values = max(n_q, n_k) <= VALUE_TEXT_MAX
+
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=axis_labels(key_tokens),
+            y=axis_labels(query_tokens),
+            coloraxis="coloraxis",
+            hovertemplate=_HOVER_ATTENTION + "<extra></extra>",
+            texttemplate="%{z:.2f}" if show_values else None,
+            textfont={"size": 10} if show_values else None,
+        )
+    )
+    _attention_layout(fig)
+    if row is not None:
+        fig.add_shape(_highlight_row(row, n_k))
+    fig.update_yaxes(title_text=y_title, autorange="reversed", type="category", showgrid=False)
+    fig.update_xaxes(title_text=x_title, type="category", showgrid=False)
+    return _finish(fig, title, height or _clamp(110 + 20 * n_q, 180, 720))
+
+
+def attention_grid(
+    weights: Any,
+    query_tokens: Sequence[str],
+    key_tokens: Sequence[str],
+    *,
+    title: str = "",
+    highlight_query: int | None = None,
+    head_titles: Sequence[str] | None = None,
+    max_cols: int = 4,
+    family: str = "cross",
+    panel_height: int | None = None,
+) -> go.Figure:
+    """All heads of one layer (or of every layer) as small multiples sharing one 0–1 colour axis.
+
+    Args:
+        weights: (H, Q, K) for the heads of one layer, wrapped into rows of `max_cols`;
+            or (L, H, Q, K) for every layer, one row per layer and one column per head.
+        query_tokens, key_tokens: Q and K token strings (plain text).
+        head_titles: one plain-text title per panel; by default "head h" (or "L0 H3" for (L, H, Q, K)).
+        highlight_query: a query row outlined in every panel.
+        family: picks the axis titles (`AXIS_TITLES`), shown once, on the top-left and bottom-left panels.
+        panel_height: in pixels; by default it grows with Q, up to 220 (170 with more than two rows of panels).
+
+    Tick labels are shown only on the left column (queries) and under the bottom panel of each column (keys),
+    and only when that side has at most 24 tokens; hover always names the query, the key and the weight.
+    """
+    z = _as_array(weights, (3, 4), "weights")
+    if z.ndim == 4:
+        n_layers, n_heads = z.shape[:2]
+        default_titles = [f"L{layer} H{head}" for layer in range(n_layers) for head in range(n_heads)]
+        n_cols = n_heads
+        z = z.reshape(n_layers * n_heads, *z.shape[2:])
+    else:
+        default_titles = [f"head {head}" for head in range(z.shape[0])]
+        n_cols = min(z.shape[0], max(1, int(max_cols)))
+    n_panels, n_q, n_k = z.shape
+    if n_panels == 0:
+        raise ValueError("weights has no heads")
+    _check_length(query_tokens, n_q, "query_tokens")
+    _check_length(key_tokens, n_k, "key_tokens")
+    titles = default_titles if head_titles is None else list(head_titles)
+    _check_length(titles, n_panels, "head_titles")
+    row = _row_index(highlight_query, n_q)
+    y_title, x_title = _axis_titles(family)
+
+    n_rows = math.ceil(n_panels / n_cols)
+    panel = panel_height or _clamp(60 + 22 * n_q, 70, 220 if n_rows <= 2 else 170)
+    gap = 34  # pixels between rows: room for the panel titles
+    plot_height = n_rows * panel + (n_rows - 1) * gap
+    h_gap = 0.03 if n_cols > 1 else 0.0  # between columns, as a fraction of the width
+    v_gap = gap / plot_height  # between rows, as a fraction of the height
+    width = (1 - (n_cols - 1) * h_gap) / n_cols
+    height = (1 - (n_rows - 1) * v_gap) / n_rows
+
+    # The layout is built as one dict (make_subplots and per-panel updates take ~0.5 s for 48 panels).
+    x_labels, y_labels = axis_labels(key_tokens), axis_labels(query_tokens)
+    traces, layout, shapes, annotations = [], {}, [], []
+    for p in range(n_panels):
+        r, c = divmod(p, n_cols)
+        is_left, is_bottom = c == 0, p + n_cols >= n_panels  # nothing to the left / below this panel
+        x_name, y_name = f"x{p + 1 if p else ''}", f"y{p + 1 if p else ''}"
+        x0, top = c * (width + h_gap), 1 - r * (height + v_gap)
+        traces.append(
+            go.Heatmap(
+                z=z[p],
+                x=x_labels,
+                y=y_labels,
+                xaxis=x_name,
+                yaxis=y_name,
+                coloraxis="coloraxis",
+                name=escape_label(titles[p]),
+                hovertemplate=_HOVER_ATTENTION,  # the panel title shows in the hover's side box
+            )
+        )
+        x_axis = layout["xaxis" + x_name[1:]] = {
+            "domain": _domain(x0, x0 + width),
+            "anchor": y_name,
+            "type": "category",
+            "showgrid": False,
+            "showticklabels": is_bottom and n_k <= GRID_TICK_MAX,
+            "tickfont": {"size": 9},
+            "automargin": True,
+        }
+        y_axis = layout["yaxis" + y_name[1:]] = {
+            "domain": _domain(top - height, top),
+            "anchor": x_name,
+            "type": "category",
+            "autorange": "reversed",
+            "showgrid": False,
+            "showticklabels": is_left and n_q <= GRID_TICK_MAX,
+            "tickfont": {"size": 9},
+            "automargin": True,
+        }
+        if p == 0:  # the axis titles once: top left and bottom left
+            y_axis["title"] = {"text": y_title, "font": {"size": 11}}
+        if is_left and is_bottom:
+            x_axis["title"] = {"text": x_title, "font": {"size": 11}}
+        annotations.append(
+            {
+                "text": escape_label(titles[p]),
+                "x": x0 + width / 2,
+                "y": top,
+                "xref": "paper",
+                "yref": "paper",
+                "xanchor": "center",
+                "yanchor": "bottom",
+                "showarrow": False,
+                "font": {"size": 11},
+            }
+        )
+        if row is not None:
+            shapes.append(_highlight_row(row, n_k, xref=x_name, yref=y_name))
+    fig = go.Figure(data=traces, layout={**layout, "annotations": annotations, "shapes": shapes})
+    _attention_layout(fig)
+    return _finish(fig, title, plot_height + 150)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Next-token candidates
+# --------------------------------------------------------------------------------------------------------
+
+
+def _probabilities(values: Any, n: int, name: str) -> np.ndarray:
+    probs = _as_array(values, 1, name)
+    if probs.shape[0] != n:
+        raise ValueError(f"{name}: expected {n} values (one per token), got {probs.shape[0]}")
+    return probs
+
+
+def _bar_height(n_bars: int, per_bar: int) -> int:
+    return _clamp(90 + per_bar * n_bars, 200, 640)
+
+
+def _candidate_axes(fig: go.Figure) -> None:
+    fig.update_xaxes(title_text="probability", range=[0, 1], tickformat=".0%", showgrid=True)
+    fig.update_yaxes(title_text="next token", autorange="reversed", type="category", showgrid=False)
+
+
+def candidates_bar(tokens: Sequence[str], probs: Any, *, chosen: int | None = None, title: str = "") -> go.Figure:
+    """The top-k next-token candidates as horizontal bars, most probable at the top.
+
+    Args:
+        tokens: K candidate token strings (plain text).
+        probs: (K,) their probabilities.
+        chosen: the index (into `tokens`) of the chosen or forced candidate, drawn in the accent colour.
+
+    Each bar's `customdata` is its index into `tokens`, so a click handler knows which candidate was clicked;
+    its label is `axis_labels(tokens)[index]`.
+    """
+    p = _probabilities(probs, len(tokens), "probs")
+    chosen = _row_index(chosen, len(tokens), "chosen")
+    order = [int(i) for i in np.argsort(-p, kind="stable")]
+    labels = axis_labels(tokens)
+    fig = go.Figure(
+        go.Bar(
+            x=p[order],
+            y=[labels[i] for i in order],
+            orientation="h",
+            customdata=order,
+            marker={"color": [ACCENT if i == chosen else BAR_COLOR for i in order]},
+            texttemplate="%{x:.1%}",
+            textposition="auto",
+            hovertemplate="%{y}<br>%{x:.2%}<extra></extra>",
+        )
+    )
+    _candidate_axes(fig)
+    return _finish(fig, title, _bar_height(len(order), 26), showlegend=False)
+
+
+def compare_candidates(
+    tokens: Sequence[str],
+    before: Any,
+    after: Any,
+    *,
+    labels: tuple[str, str] = ("before", "after"),
+    title: str = "",
+) -> go.Figure:
+    """Two next-token distributions over the same tokens as grouped horizontal bars (e.g. before and after
+    silencing heads), ordered by the first distribution, most probable at the top.
+
+    Args:
+        tokens: the K token strings both distributions are shown for (plain text).
+        before, after: (K,) probabilities under each condition.
+        labels: the legend names of the two conditions (plain text).
+    """
+    first = _probabilities(before, len(tokens), "before")
+    second = _probabilities(after, len(tokens), "after")
+    if len(labels) != 2:
+        raise ValueError(f"labels: expected 2 names, got {len(labels)}")
+    order = [int(i) for i in np.argsort(-first, kind="stable")]
+    y = [axis_labels(tokens)[i] for i in order]
+    fig = go.Figure()
+    for values, name, color in ((first, labels[0], MUTED), (second, labels[1], BAR_COLOR)):
+        fig.add_trace(
+            go.Bar(
+                x=values[order],
+                y=y,
+                orientation="h",
+                name=escape_label(name),
+                customdata=order,
+                marker={"color": color},
+                hovertemplate="%{y}: %{x:.2%}",  # the condition's name shows in the hover's side box
+            )
+        )
+    _candidate_axes(fig)
+    return _finish(
+        fig,
+        title,
+        _bar_height(len(order), 40),
+        barmode="group",
+        legend=_TOP_LEGEND,
+    )
+
+
+# --------------------------------------------------------------------------------------------------------
+# Positional encoding
+# --------------------------------------------------------------------------------------------------------
+
+
+def positional_heatmap(table: Any, *, title: str = "", height: int = 420) -> go.Figure:
+    """A (P, d_model) positional-encoding table: position 0 at the top, dimensions across, colours fixed -1 … 1.
+
+    Values outside -1 … 1 (learned encodings) take the end colours; hover shows the true value.
+    """
+    z = _as_array(table, 2, "table")
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            zmin=-1.0,
+            zmax=1.0,
+            colorscale=DIVERGING_COLORSCALE,
+            colorbar={"title": {"text": "value"}, "thickness": 12},
+            hovertemplate="position %{y}<br>dimension %{x}<br>value %{z:.3f}<extra></extra>",
+        )
+    )
+    fig.update_yaxes(title_text="position", autorange="reversed", showgrid=False, zeroline=False)
+    fig.update_xaxes(title_text="dimension", showgrid=False, zeroline=False)
+    return _finish(fig, title, height)
+
+
+def positional_curves(table: Any, dims: Sequence[int], *, title: str = "", height: int = 320) -> go.Figure:
+    """The values of the chosen dimensions (columns of a (P, d_model) table) as one line each over position."""
+    values = _as_array(table, 2, "table")
+    n_positions, d_model = values.shape
+    dims = [operator.index(d) for d in dims]
+    if not dims:
+        raise ValueError("dims is empty: choose at least one dimension")
+    bad = [d for d in dims if not 0 <= d < d_model]
+    if bad:
+        raise ValueError(f"dims {bad} out of range for d_model={d_model}")
+    positions = np.arange(n_positions, dtype=np.int32)
+    fig = go.Figure(
+        [
+            go.Scatter(
+                x=positions,
+                y=values[:, d],
+                mode="lines",
+                name=f"dim {d}",
+                hovertemplate="position %{x}<br>value %{y:.3f}",
+            )
+            for d in dims
+        ]
+    )
+    fig.update_xaxes(title_text="position", zeroline=False)
+    fig.update_yaxes(title_text="value", zeroline=True)
+    return _finish(
+        fig,
+        title,
+        height,
+        hovermode="x unified",
+        legend=_TOP_LEGEND,
+    )
+
+
+def position_similarity(table: Any, *, metric: str = "cosine", title: str = "", height: int = 420) -> go.Figure:
+    """How alike the encodings of every pair of positions are: a (P, P) matrix.
+
+    Args:
+        table: (P, d_model) positional encodings.
+        metric: "cosine" (cosine similarity, colours fixed -1 … 1) or "dot" (dot product, colours symmetric
+            around 0); the colour bar names the metric.
+    """
+    values = _as_array(table, 2, "table").astype(np.float64)
+    if metric == "cosine":
+        norms = np.linalg.norm(values, axis=1, keepdims=True)
+        unit = values / np.where(norms > 0, norms, 1.0)
+        matrix, limit, bar_title = unit @ unit.T, 1.0, "cosine similarity"
+    elif metric == "dot":
+        matrix = values @ values.T
+        limit, bar_title = float(np.abs(matrix).max()) or 1.0, "dot product"
+    else:
+        raise ValueError(f"metric must be 'cosine' or 'dot', got {metric!r}")
+    fig = go.Figure(
+        go.Heatmap(
+            z=matrix.astype(np.float32),
+            zmin=-limit,
+            zmax=limit,
+            colorscale=DIVERGING_COLORSCALE,
+            colorbar={"title": {"text": bar_title}, "thickness": 12},
+            hovertemplate="position %{y} · position %{x}<br>%{z:.3f}<extra></extra>",
+        )
+    )
+    fig.update_yaxes(title_text="position", autorange="reversed", showgrid=False, zeroline=False)
+    fig.update_xaxes(title_text="position", showgrid=False, zeroline=False, scaleanchor="y", constrain="domain")
+    return _finish(fig, title, height)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Beam search
+# --------------------------------------------------------------------------------------------------------
+
+
+Point = tuple[int, int]  # (x, y) = (step, row) in the beam tree; the start is at (-1, 0)
+_ROOT: Point = (-1, 0)
+
+
+def beam_tree(steps: Sequence[Any], token_label: Callable[[int], str], *, title: str = "") -> go.Figure:
+    """The beam-search tree: one node per running beam at (step, rank), an edge from each beam to its parent.
+
+    Args:
+        steps: step records like `transformer.decoding.Step`: `.beams` (objects with `.tokens` and `.score`,
+            best first), `.parents` (for each beam, its index in the previous step's beams) and, optionally,
+            `.finished_beams` (completed hypotheses so far, best first) and `.finished` (decoding is over).
+        token_label: maps a token id to its text (plain text; escaped here).
+
+    Running beams are circles at (step, rank), best at the top; the start is a grey node at step -1. A
+    hypothesis that finished is a diamond in a row below the running beams, at the step where it ended:
+    filled while it is among the finished hypotheses of the last step, hollow if better ones pushed it out.
+    The best path is drawn in the accent colour: to the winning hypothesis once decoding is over (`.finished`),
+    otherwise to the best running beam.
+    """
+    steps = list(steps)
+    width = max((len(step.beams) for step in steps), default=0)
+    edges: list[tuple[Point, Point]] = []
+    beams = _Nodes()
+    for i, step in enumerate(steps):
+        for rank, (beam, parent) in enumerate(zip(step.beams, step.parents, strict=True)):
+            edges.append((_ROOT if i == 0 else (i - 1, int(parent)), (i, rank)))
+            hover = f"step {i} · beam {rank}<br>{_hypothesis_text(beam.tokens, token_label)}<br>score {beam.score:.3f}"
+            beams.add((i, rank), _node_label(beam.tokens, token_label), hover)
+
+    # finished hypotheses, each placed at the step where it first appears among the finished ones
+    kept = {tuple(h.tokens) for h in getattr(steps[-1], "finished_beams", ())} if steps else set()
+    ended: dict[tuple[int, ...], Point] = {}
+    finished = _Nodes()
+    for i, step in enumerate(steps):
+        for hyp in getattr(step, "finished_beams", ()):
+            key = tuple(hyp.tokens)
+            if key in ended:
+                continue
+            node = ended[key] = (i, width + sum(x == i for x, _ in ended.values()))
+            parent = _parent_of_finished(steps, i, key)
+            if parent is not None:
+                edges.append((parent, node))
+            status = "finished" if key in kept else "finished, then pushed out by better ones"
+            hover = f"{status} at step {i}<br>{_hypothesis_text(key, token_label)}<br>score {hyp.score:.3f}"
+            finished.add(node, _node_label(key, token_label), hover, "diamond" if key in kept else "diamond-open")
+    n_finished_rows = max((y - width + 1 for _, y in ended.values()), default=0)
+
+    fig = go.Figure()
+    fig.add_trace(_edge_trace(edges, MUTED, 1.5, "edges"))
+    fig.add_trace(_edge_trace(_best_path(steps, ended), ACCENT, 3.5, "best path"))
+    start = _Nodes()
+    start.add(_ROOT, "start", "start")
+    fig.add_trace(start.trace("start", MUTED))
+    fig.add_trace(beams.trace("beams", BAR_COLOR))
+    if finished.x:
+        fig.add_trace(finished.trace("finished", FINISHED_COLOR))
+
+    n_steps = len(steps)
+    x_ticks = [-1, *range(0, n_steps, max(1, math.ceil(n_steps / 30)))]
+    y_ticks = list(range(width + n_finished_rows))
+    fig.update_xaxes(
+        title_text="step",
+        tickvals=x_ticks,
+        ticktext=["start", *map(str, x_ticks[1:])],
+        range=[-1.6, max(n_steps, 1) - 0.4],
+        showgrid=False,
+        zeroline=False,
+    )
+    fig.update_yaxes(
+        title_text="beam (best at top)",
+        autorange="reversed",
+        tickvals=y_ticks,
+        ticktext=[f"#{r}" if r < width else "finished" for r in y_ticks],
+        zeroline=False,
+    )
+    if n_finished_rows:
+        fig.add_hline(y=width - 0.5, line={"color": MUTED, "width": 1, "dash": "dot"})
+    height = _clamp(110 + 44 * (width + n_finished_rows), 240, 640)
+    return _finish(fig, title, height, showlegend=False)
+
+
+class _Nodes:
+    """Nodes of one kind in the beam tree, collected into one scatter trace."""
+
+    def __init__(self) -> None:
+        self.x: list[int] = []
+        self.y: list[int] = []
+        self.text: list[str] = []
+        self.hover: list[str] = []
+        self.symbol: list[str] = []
+
+    def add(self, point: Point, text: str, hover: str, symbol: str = "circle") -> None:
+        self.x.append(point[0])
+        self.y.append(point[1])
+        self.text.append(text)
+        self.hover.append(hover)
+        self.symbol.append(symbol)
+
+    def trace(self, name: str, color: str) -> go.Scatter:
+        return go.Scatter(
+            x=self.x,
+            y=self.y,
+            mode="markers+text",
+            text=self.text,
+            textposition="top center",
+            textfont={"size": 11},
+            hovertext=self.hover,
+            hovertemplate="%{hovertext}<extra></extra>",
+            marker={"size": 10, "color": color, "symbol": self.symbol, "line": {"color": color, "width": 1.5}},
+            name=name,
+        )
+
+
+def _node_label(tokens: Sequence[int], token_label: Callable[[int], str]) -> str:
+    return escape_label(_shorten(token_label(tokens[-1]), 12)) if len(tokens) else ""
+
+
+def _hypothesis_text(tokens: Sequence[int], token_label: Callable[[int], str], last: int = 10) -> str:
+    pieces = [escape_label(_shorten(token_label(t))) for t in tokens]
+    return ("… " if len(pieces) > last else "") + " ".join(pieces[-last:])
+
+
+def _find_beam(beams: Sequence[Any], tokens: tuple[int, ...]) -> int | None:
+    return next((rank for rank, beam in enumerate(beams) if tuple(beam.tokens) == tokens), None)
+
+
+def _parent_of_finished(steps: list[Any], i: int, tokens: tuple[int, ...]) -> Point | None:
+    """The running beam at step i-1 that a hypothesis finished at step i extends (the start for step 0)."""
+    if i == 0:
+        return _ROOT
+    rank = _find_beam(steps[i - 1].beams, tokens[:-1])
+    return None if rank is None else (i - 1, rank)
+
+
+def _best_path(steps: list[Any], ended: dict[tuple[int, ...], Point]) -> list[tuple[Point, Point]]:
+    """Edges from the start to the winner (decoding over) or to the best running beam of the last step."""
+    if not steps:
+        return []
+    last = steps[-1]
+    finished = getattr(last, "finished_beams", ())
+    path: list[tuple[Point, Point]] = []
+    if getattr(last, "finished", False) and finished:  # the best finished hypothesis won
+        key = tuple(finished[0].tokens)
+        parent = _parent_of_finished(steps, ended[key][0], key)
+        if parent is None:
+            return []
+        path.append((parent, ended[key]))
+        step, rank = parent
+    elif last.beams:
+        step, rank = len(steps) - 1, 0
+    else:
+        return []
+    while step >= 0:  # follow the parents back to the start
+        parent_rank = int(steps[step].parents[rank])
+        path.append((_ROOT if step == 0 else (step - 1, parent_rank), (step, rank)))
+        step, rank = step - 1, parent_rank
+    return path
+
+
+def _edge_trace(edges: list[tuple[Point, Point]], color: str, width: float, name: str) -> go.Scatter:
+    """All edges as one line trace (segments separated by None)."""
+    xs: list[float | None] = []
+    ys: list[float | None] = []
+    for (x0, y0), (x1, y1) in edges:
+        xs += [x0, x1, None]
+        ys += [y0, y1, None]
+    return go.Scatter(x=xs, y=ys, mode="lines", line={"color": color, "width": width}, name=name, hoverinfo="skip")
+
+
+# --------------------------------------------------------------------------------------------------------
+# HTML
+# --------------------------------------------------------------------------------------------------------
+
+_CHIP_STYLE = (
+    "display:inline-block;margin:2px 3px;padding:1px 7px;border-radius:6px;border:1px solid #c9d3e3;"
+    "background:#eef3fa;font-family:ui-monospace,monospace;font-size:0.9em;white-space:pre"
+)
+_SPACE_MARK = '<span class="token-space" style="color:#8a96a8">▁</span>'
+
+
+def token_chips_html(tokens: Sequence[str], ids: Sequence[int] | None = None) -> str:
+    """Sentencepiece pieces as inline chips (`▁`, the word-start marker, in grey); hovering a chip shows its
+    position and id. All text is escaped."""
+    if ids is not None:
+        _check_length(ids, len(tokens), "ids")
+    chips = []
+    for i, token in enumerate(tokens):
+        tip = f"position {i}" + ("" if ids is None else f" · id {operator.index(ids[i])}")
+        text = escape_label(token).replace("▁", _SPACE_MARK)
+        chips.append(f'<span class="token-chip" title="{escape_label(tip)}" style="{_CHIP_STYLE}">{text}</span>')
+    return f'<div class="token-chips" style="line-height:1.9">{"".join(chips)}</div>'

@@ -1,0 +1,270 @@
+"""The Gradio page: components and events only; the logic lives in `transformer.explorer` and `ui.render`.
+
+Per-user state is one `gr.State` holding that user's `Explorer`; the models in the registry are shared and
+read-only. Every handler catches `ExplorerError` and shows its message, so bad input never breaks the page.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from typing import Any
+
+import gradio as gr
+
+from transformer.explorer import (
+    MAX_BEAM_WIDTH,
+    MAX_OUTPUT_TOKENS,
+    MAX_SOURCE_CHARS,
+    Explorer,
+    ExplorerError,
+    ExplorerState,
+    ModelRegistry,
+    shuffle_words,
+)
+
+from . import render
+from .api import make_translate
+
+HUB_EXAMPLES = ["Helsinki-NLP/opus-mt-en-de", "Helsinki-NLP/opus-mt-en-fr", "Helsinki-NLP/opus-mt-en-zh"]
+EXAMPLES = {
+    "en-de": ["The weather is nice today.", "Where is the train station?", "Better late than never."],
+    "numbers-de": ["twenty-one", "ninety-seven", "seven thousand, three hundred and eighty-five"],
+}
+CSS = """
+.token-chips { display: flex; flex-wrap: wrap; gap: 4px; }
+.token-chip { font-family: ui-monospace, monospace; background: #eef2f8; border-radius: 4px; padding: 1px 5px; }
+"""
+
+
+def run_gpu(fn: Callable) -> Callable:
+    """`@spaces.GPU` on a Hugging Face ZeroGPU Space, a no-op everywhere else."""
+    try:
+        import spaces  # type: ignore[import-not-found]
+    except ImportError:
+        return fn
+    return spaces.GPU(fn)
+
+
+def build_demo(registry: ModelRegistry) -> gr.Blocks:
+    default_model = "en-de" if "en-de" in registry.builtin else registry.builtin[0]
+    model_choices = [*registry.builtin, *HUB_EXAMPLES]
+
+    with gr.Blocks(title="Transformer Explorer") as demo:
+        explorer_state = gr.State(None)
+        gr.Markdown(
+            "# Transformer Explorer\nType a sentence, then **Step** through the translation token by token and "
+            "look inside: every layer's and head's attention, the next-token probabilities, masks, heads, positions."
+        )
+        with gr.Row():
+            model = gr.Dropdown(
+                model_choices, value=default_model, allow_custom_value=True, label="Model", elem_id="model-select",
+                info="a built-in model, or any opus-mt model id from the Hugging Face Hub",
+            )  # fmt: skip
+            source = gr.Textbox(
+                label="Source sentence", value=EXAMPLES.get(default_model, [""])[0], lines=1,
+                max_length=MAX_SOURCE_CHARS, elem_id="source-text", scale=3,
+            )  # fmt: skip
+        gr.Examples([[s] for s in EXAMPLES.get(default_model, [])], inputs=[source], label="Examples")
+        pieces = gr.HTML(elem_id="source-pieces")
+
+        with gr.Row():
+            strategy = gr.Radio(["greedy", "sampling", "beam"], value="greedy", label="Decoding", elem_id="strategy")
+            max_tokens = gr.Slider(1, MAX_OUTPUT_TOKENS, value=64, step=1, label="Max output tokens")
+        with gr.Accordion("Sampling and beam settings", open=False), gr.Row():
+            temperature = gr.Slider(0.05, 3.0, value=1.0, step=0.05, label="Temperature")
+            top_k = gr.Slider(0, 100, value=0, step=1, label="Top-k (0 = all)")
+            top_p = gr.Slider(0.05, 1.0, value=1.0, step=0.05, label="Top-p")
+            seed = gr.Number(0, precision=0, minimum=0, label="Seed")
+            beam_width = gr.Slider(1, MAX_BEAM_WIDTH, value=4, step=1, label="Beam width")
+        with gr.Row():
+            step_btn = gr.Button("Step", variant="primary", elem_id="step-btn")
+            run_btn = gr.Button("Run", elem_id="run-btn")
+            back_btn = gr.Button("Back", elem_id="back-btn")
+            reset_btn = gr.Button("Reset", elem_id="reset-btn")
+        status = gr.Markdown(elem_id="status")
+        output_text = gr.Textbox(label="Output so far", interactive=False, elem_id="output-text")
+        with gr.Row():
+            candidates_plot = gr.Plot(label="Next-token candidates", elem_id="candidates-plot")
+            with gr.Column():
+                force_choice = gr.Radio([], label="Force one of the candidates", elem_id="force-choice")
+                force_text = gr.Textbox(label="…or type a token to force", elem_id="force-text")
+
+        with gr.Tab("Attention"):
+            with gr.Row():
+                family = gr.Radio(
+                    [(name, key) for key, name in render.FAMILY_NAMES.items()], value="cross",
+                    label="Attention", elem_id="attention-family",
+                )  # fmt: skip
+                layer = gr.Slider(0, 5, value=0, step=1, label="Layer", elem_id="attention-layer")
+                head = gr.Dropdown(render.head_choices(4), value=render.HEAD_AVERAGE, label="Head", elem_id="head")
+            attention_plot = gr.Plot(elem_id="attention-plot")
+        with gr.Tab("Masks and heads"):
+            with gr.Row():
+                causal = gr.Checkbox(True, label="Causal mask (decoder sees only the past)", elem_id="causal-mask")
+                padding = gr.Checkbox(True, label="Source padding mask", elem_id="padding-mask")
+                pad_to = gr.Slider(0, 64, value=0, step=1, label="Pad the source to this many tokens (0 = off)")
+            silenced = gr.CheckboxGroup([], label="Silenced heads", elem_id="silenced-heads")
+            compare_btn = gr.Button("Compare with no heads silenced", elem_id="compare-btn")
+            compare_text = gr.Markdown()
+            compare_plot = gr.Plot(elem_id="compare-plot")
+        with gr.Tab("Positions"):
+            with gr.Row():
+                positions = gr.Checkbox(True, label="Add positional encodings", elem_id="positions-toggle")
+                n_positions = gr.Slider(4, 128, value=50, step=1, label="Positions shown")
+                dims = gr.Textbox("0, 1, 10, 11", label="Dimensions for the curves")
+            pe_plot = gr.Plot(elem_id="pe-plot")
+            with gr.Row():
+                pe_curves = gr.Plot(elem_id="pe-curves")
+                pe_similarity = gr.Plot(elem_id="pe-similarity")
+            shuffle_btn = gr.Button("Translate with the source words shuffled", elem_id="shuffle-btn")
+            shuffle_text = gr.Markdown()
+        with gr.Tab("Beam search"):
+            beam_plot = gr.Plot(elem_id="beam-plot")
+        with gr.Tab("Share"):
+            share_link = gr.Textbox(label="Link token: add ?state=… to the page address", elem_id="share-link")
+
+        settings = [model, source, strategy, temperature, top_k, top_p, seed, beam_width, max_tokens,
+                    causal, padding, positions, pad_to, silenced, family, layer, head]  # fmt: skip
+        main_outputs = [explorer_state, pieces, status, output_text, candidates_plot, force_choice, attention_plot,
+                        beam_plot, share_link, silenced, layer, head]  # fmt: skip
+
+        def refreshed(explorer: Explorer | None, message: str = "") -> list[Any]:
+            if explorer is None:
+                return [None, "", message, "", None, gr.update(choices=[]), None, None, "", gr.update(),
+                        gr.update(), gr.update()]  # fmt: skip
+            views = explorer.views()
+            state = explorer.state
+            config = explorer.checkpoint.model.config
+            limit_note = ""
+            if len(state.choices) >= state.max_output_tokens and not views.finished:
+                limit_note = f"The output length limit ({state.max_output_tokens} tokens) is reached."
+            return [
+                explorer,
+                render.source_chips(explorer),
+                html.escape(message or limit_note),
+                views.output_text,
+                render.candidates_figure(views),
+                gr.update(choices=render.candidate_radio_choices(views), value=None),
+                render.attention_figure(views, state),
+                render.beam_figure(explorer),
+                state.to_link(),
+                gr.update(choices=render.silenced_choices(explorer),
+                          value=[render.head_ref_label(h) for h in sorted(state.silenced)]),
+                gr.update(maximum=max(config.n_layers(state.family) - 1, 0)),
+                gr.update(choices=render.head_choices(config.n_heads)),
+            ]  # fmt: skip
+
+        def settled(explorer: Explorer | None, *values) -> Explorer:
+            """The user's explorer with the settings on the page (a new one when there was none)."""
+            (model_v, source_v, strategy_v, temperature_v, top_k_v, top_p_v, seed_v, beam_v, max_v, causal_v,
+             padding_v, positions_v, pad_to_v, silenced_v, family_v, layer_v, head_v) = values  # fmt: skip
+            head_index, grid = render.parse_head(head_v)
+            wanted = dict(
+                model=(model_v or "").strip(), source=source_v or "", strategy=strategy_v,
+                temperature=float(temperature_v), top_k=int(top_k_v), top_p=float(top_p_v), seed=int(seed_v or 0),
+                beam_width=int(beam_v), max_output_tokens=int(max_v), causal_mask=bool(causal_v),
+                padding_mask=bool(padding_v), positions=bool(positions_v), pad_to=int(pad_to_v),
+                silenced=frozenset(render.parse_head_ref(x) for x in silenced_v or []),
+                family=family_v, layer=int(layer_v), head=head_index, grid=grid,
+            )  # fmt: skip
+            if explorer is None or wanted["model"] != explorer.state.model:
+                if explorer is not None:
+                    wanted.update(silenced=frozenset(), layer=0, head=None)
+                explorer = Explorer(registry, ExplorerState(**wanted))
+            else:
+                changes = {k: v for k, v in wanted.items() if getattr(explorer.state, k) != v}
+                if changes:
+                    explorer.update(**changes)
+            return explorer
+
+        def guarded(action: Callable[..., Any]) -> Callable[..., list[Any]]:
+            def handler(explorer, *values):
+                try:
+                    explorer = settled(explorer, *values)
+                    message = action(explorer) or ""
+                    return refreshed(explorer, message)
+                except ExplorerError as error:
+                    return refreshed(explorer if isinstance(explorer, Explorer) else None, str(error))
+
+            return run_gpu(handler)
+
+        def do_step(explorer: Explorer) -> str:
+            explorer.step()
+            return ""
+
+        def do_run(explorer, *values):
+            try:
+                explorer = settled(explorer, *values)
+                for _ in explorer.run():
+                    yield refreshed(explorer)
+                yield refreshed(explorer)
+            except ExplorerError as error:
+                yield refreshed(explorer if isinstance(explorer, Explorer) else None, str(error))
+
+        step_btn.click(guarded(do_step), [explorer_state, *settings], main_outputs, api_visibility="private")
+        run_btn.click(run_gpu(do_run), [explorer_state, *settings], main_outputs, api_visibility="private")
+        back_btn.click(guarded(lambda e: e.back()), [explorer_state, *settings], main_outputs,
+                       api_visibility="private")  # fmt: skip
+        reset_btn.click(guarded(lambda e: e.reset()), [explorer_state, *settings], main_outputs,
+                        api_visibility="private")  # fmt: skip
+        apply = guarded(lambda e: None)
+        for control in (model, strategy, temperature, top_k, top_p, seed, beam_width, max_tokens, causal,
+                        padding, positions, pad_to, silenced, family, layer, head):  # fmt: skip
+            control.input(apply, [explorer_state, *settings], main_outputs, api_visibility="private")
+        source.submit(apply, [explorer_state, *settings], main_outputs, api_visibility="private")
+        demo.load(apply, [explorer_state, *settings], main_outputs, api_visibility="private")
+
+        def force_candidate(explorer, choice, *values):
+            return guarded(lambda e: e.step(force=int(choice)) and "")(explorer, *values)
+
+        def force_typed(explorer, text, *values):
+            return guarded(lambda e: e.force_text(text) and "")(explorer, *values)
+
+        force_choice.input(force_candidate, [explorer_state, force_choice, *settings], main_outputs,
+                           api_visibility="private")  # fmt: skip
+        force_text.submit(force_typed, [explorer_state, force_text, *settings], main_outputs,
+                          api_visibility="private")  # fmt: skip
+
+        def compare(explorer, *values):
+            try:
+                return render.comparison(settled(explorer, *values))
+            except ExplorerError as error:
+                return None, html.escape(str(error))
+
+        compare_btn.click(run_gpu(compare), [explorer_state, *settings], [compare_plot, compare_text],
+                          api_visibility="private")  # fmt: skip
+
+        def positional(explorer, n, dims_text, *values):
+            try:
+                explorer = settled(explorer, *values)
+                chosen = [int(x) for x in dims_text.replace(",", " ").split() if x.strip().lstrip("-").isdigit()]
+                return render.positional_figures(explorer, int(n), chosen)
+            except ExplorerError:
+                return None, None, None
+
+        for control in (n_positions, dims, model):
+            control.change(positional, [explorer_state, n_positions, dims, *settings], [pe_plot, pe_curves,
+                           pe_similarity], api_visibility="private")  # fmt: skip
+        demo.load(positional, [explorer_state, n_positions, dims, *settings], [pe_plot, pe_curves, pe_similarity],
+                  api_visibility="private")  # fmt: skip
+
+        def shuffled(explorer, *values):
+            try:
+                explorer = settled(explorer, *values)
+                mixed = shuffle_words(explorer.state.source, seed=explorer.state.seed)
+                text_mixed, _ = explorer.translate_to_end(source=mixed, choices=())
+                text_plain, _ = explorer.translate_to_end(choices=())
+                text_nopos, _ = explorer.translate_to_end(positions=False, choices=())
+                return (
+                    f"**Original:** {html.escape(explorer.state.source)} → {html.escape(text_plain)}\n\n"
+                    f"**Shuffled:** {html.escape(mixed)} → {html.escape(text_mixed)}\n\n"
+                    f"**Original, positions switched off:** → {html.escape(text_nopos)}"
+                )
+            except ExplorerError as error:
+                return html.escape(str(error))
+
+        shuffle_btn.click(run_gpu(shuffled), [explorer_state, *settings], shuffle_text, api_visibility="private")
+
+        gr.api(run_gpu(make_translate(registry)), api_name="translate")
+    return demo

@@ -1,0 +1,158 @@
+"""From an `Explorer` to what the page shows: figures, token chips, candidate choices. No gradio here.
+
+Each function is pure given the explorer's state, so the UI handlers stay thin and everything can be tested
+without a browser.
+"""
+
+from __future__ import annotations
+
+import html
+
+import plotly.graph_objects as go
+import torch
+
+from transformer import plots
+from transformer.explorer import Explorer, ExplorerError, ExplorerState, Views
+
+FAMILY_NAMES = {
+    "encoder": "encoder self-attention",
+    "decoder_self": "decoder self-attention",
+    "cross": "cross-attention",
+}
+HEAD_AVERAGE, ALL_HEADS = "average", "all heads"
+
+
+def head_choices(n_heads: int) -> list[str]:
+    return [HEAD_AVERAGE, ALL_HEADS, *(f"head {h}" for h in range(n_heads))]
+
+
+def head_choice(state: ExplorerState) -> str:
+    """The head dropdown's value for a state (the inverse of `parse_head`)."""
+    if state.grid:
+        return ALL_HEADS
+    return HEAD_AVERAGE if state.head is None else f"head {state.head}"
+
+
+def parse_head(choice: str) -> tuple[int | None, bool]:
+    """ "average" -> (None, False); "all heads" -> (None, True); "head 3" -> (3, False)."""
+    if choice == ALL_HEADS:
+        return None, True
+    if choice in (HEAD_AVERAGE, "", None):
+        return None, False
+    try:
+        return int(str(choice).removeprefix("head ").strip()), False
+    except ValueError:
+        raise ExplorerError(f"unknown head choice {choice!r}") from None
+
+
+def silenced_choices(explorer: Explorer) -> list[str]:
+    """Every head of the model as a checkbox label, "cross · layer 1 · head 3"."""
+    config = explorer.checkpoint.model.config
+    return [
+        head_ref_label((family, layer, head))
+        for family in FAMILY_NAMES
+        for layer in range(config.n_layers(family))
+        for head in range(config.n_heads)
+    ]
+
+
+def head_ref_label(ref: tuple[str, int, int]) -> str:
+    family, layer, head = ref
+    return f"{family} · layer {layer} · head {head}"
+
+
+def parse_head_ref(label: str) -> tuple[str, int, int]:
+    try:
+        family, layer, head = (part.strip() for part in label.split("·"))
+        return family, int(layer.removeprefix("layer ")), int(head.removeprefix("head "))
+    except ValueError:
+        raise ExplorerError(f"not a head: {label!r}") from None
+
+
+def source_chips(explorer: Explorer) -> str:
+    ids = explorer.source_ids()
+    tokenizer = explorer.checkpoint.tokenizer
+    return plots.token_chips_html([tokenizer.source_piece(i) for i in ids], ids)
+
+
+def candidates_figure(views: Views, chosen: int | None = None) -> go.Figure:
+    if views.finished:
+        return plots.candidates_bar([], [], title="The translation is finished")
+    probs = [c.prob for c in views.candidates]
+    return plots.candidates_bar(views.candidate_tokens, probs, chosen=chosen, title="Next token: top candidates")
+
+
+def candidate_radio_choices(views: Views) -> list[tuple[str, str]]:
+    """(label, token id) pairs for the force-a-token radio; labels are plain text (gradio escapes them)."""
+    return [
+        (f"{token}  ({c.prob:.1%})", str(c.token_id))
+        for token, c in zip(views.candidate_tokens, views.candidates, strict=True)
+    ]
+
+
+def attention_figure(views: Views, state: ExplorerState) -> go.Figure:
+    """The selected family and layer: one head, the head average, or all heads as a grid."""
+    family, layer = state.family, state.layer
+    maps = {"encoder": views.encoder, "decoder_self": views.decoder_self, "cross": views.cross}[family][layer]
+    queries = views.source_tokens if family == "encoder" else views.target_tokens
+    keys = views.target_tokens if family == "decoder_self" else views.source_tokens
+    current = None if family == "encoder" else len(views.target_tokens) - 1  # the query predicting the next token
+    where = f"{FAMILY_NAMES[family]}, layer {layer}"
+    if state.grid:
+        return plots.attention_grid(
+            maps.numpy(), queries, keys, title=f"{where}, every head", highlight_query=current, family=family
+        )
+    if state.head is None:
+        weights, which = maps.mean(dim=0), "average of the heads"
+    else:
+        weights, which = maps[state.head], f"head {state.head}"
+    return plots.attention_heatmap(
+        weights.numpy(), queries, keys, title=f"{where}, {which}", highlight_query=current, family=family
+    )
+
+
+def beam_figure(explorer: Explorer) -> go.Figure | None:
+    if explorer.state.strategy != "beam" or not explorer.decoding.steps:
+        return None
+    tokenizer = explorer.checkpoint.tokenizer
+    return plots.beam_tree(list(explorer.decoding.steps), tokenizer.target_piece, title="Beam search")
+
+
+def comparison(explorer: Explorer) -> tuple[go.Figure, str]:
+    """Next-token distribution and full translation with the current heads silenced vs with none silenced."""
+    if not explorer.state.silenced:
+        return plots.compare_candidates([], [], []), "Silence some heads to compare."
+    text_off, next_off = explorer.translate_to_end()
+    text_on, next_on = explorer.translate_to_end(silenced=frozenset())
+    tokenizer = explorer.checkpoint.tokenizer
+    ids = list(dict.fromkeys([c.token_id for c in next_on][:8] + [c.token_id for c in next_off][:8]))
+    on = {c.token_id: c.prob for c in next_on}
+    off = {c.token_id: c.prob for c in next_off}
+    figure = plots.compare_candidates(
+        [tokenizer.target_piece(i) for i in ids],
+        [on.get(i, 0.0) for i in ids],
+        [off.get(i, 0.0) for i in ids],
+        labels=("all heads", f"{len(explorer.state.silenced)} head(s) silenced"),
+        title="First token of the translation",
+    )
+    report = (
+        f"**All heads:** {html.escape(text_on)}\n\n"
+        f"**With {len(explorer.state.silenced)} head(s) silenced:** {html.escape(text_off)}"
+    )
+    return figure, report
+
+
+def positional_figures(explorer: Explorer, n_positions: int, dims: list[int]) -> tuple[go.Figure, ...]:
+    """The encoding this very model adds (the same module the forward pass calls)."""
+    model = explorer.checkpoint.model
+    n = max(2, min(n_positions, model.config.max_positions))
+    with torch.no_grad():
+        table = model.src_embed.positions(n).float().cpu().numpy()
+    kind = model.config.positional_encoding.replace("_", " ")
+    d = table.shape[1]
+    dims = [x for x in dims if 0 <= x < d] or [0, 1, d // 2, d - 1]
+    return (
+        plots.positional_heatmap(table, title=f"Positional encoding of {explorer.state.model} ({kind})"),
+        plots.positional_curves(table, dims, title="Chosen dimensions over positions"),
+        plots.position_similarity(table, title="How similar are the encodings of two positions?"),
+    )
