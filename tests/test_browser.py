@@ -1,0 +1,155 @@
+"""End to end in headless Chromium (Debian's chromium, driven by Playwright): the real app, the real page.
+
+Screenshots go to test-artifacts/. The app runs in its own process, as a user would start it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+if not Path(CHROMIUM).exists():
+    if os.environ.get("CI"):
+        raise RuntimeError("Chromium is missing: .ci/run installs Debian's chromium package")
+    pytest.skip("Debian's chromium is not installed", allow_module_level=True)
+
+playwright = pytest.importorskip("playwright.sync_api")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def app_url():
+    port = free_port()
+    env = {**os.environ, "GRADIO_SERVER_PORT": str(port), "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False"}
+    process = subprocess.Popen(
+        [sys.executable, "app.py"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    url = f"http://127.0.0.1:{port}/"
+    deadline = time.time() + 90
+    while time.time() < deadline:
+        try:
+            urllib.request.urlopen(url, timeout=1)
+            break
+        except OSError:
+            if process.poll() is not None:
+                raise RuntimeError(process.stdout.read().decode()) from None
+            time.sleep(0.5)
+    else:
+        process.kill()
+        raise RuntimeError("the app did not start within 90 s")
+    yield url
+    process.terminate()
+    process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def page(app_url):
+    ARTIFACTS.mkdir(exist_ok=True)
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 1600})
+        page.set_default_timeout(30_000)
+        page.goto(app_url)
+        page.wait_for_selector("#attention-plot .js-plotly-plot")  # the first view is drawn
+        yield page
+        browser.close()
+
+
+def output(page) -> str:
+    return page.locator("#output-text textarea").input_value()
+
+
+def shot(page, name: str) -> None:
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def wait_for_output_change(page, before: str) -> str:
+    page.wait_for_function("before => document.querySelector('#output-text textarea').value !== before", arg=before)
+    return output(page)
+
+
+def test_pick_a_model(page):
+    choose = page.locator("#model-select input")
+    choose.click()
+    page.get_by_role("option", name="numbers-de").click()
+    page.wait_for_function("() => document.querySelector('#source-pieces').innerText.includes('</s>')")
+
+
+def test_type_a_sentence_and_step(page):
+    source = page.locator("#source-text textarea")
+    source.fill("ninety-seven")
+    source.press("Enter")
+    page.wait_for_function("() => document.querySelector('#source-pieces').innerText.includes('ninety')")
+    assert output(page) == ""
+    page.locator("#step-btn").click()
+    first = wait_for_output_change(page, "")
+    assert first
+    page.wait_for_selector("#candidates-plot .js-plotly-plot")
+    assert page.locator("#attention-plot").inner_text().count("query") >= 1  # axis titles say rows are queries
+    shot(page, "step")
+
+
+def test_back_and_run_to_the_end(page):
+    before = output(page)
+    page.locator("#back-btn").click()
+    assert wait_for_output_change(page, before) == ""
+    page.locator("#run-btn").click()
+    page.wait_for_function("() => document.querySelector('#candidates-plot').innerText.includes('finished')")
+    assert len(output(page)) > 3
+    shot(page, "run")
+
+
+def test_toggle_the_causal_mask_changes_decoder_attention(page):
+    page.get_by_text("decoder self-attention").click()
+    page.wait_for_function("() => document.querySelector('#attention-plot').innerText.includes('decoder self')")
+    masked = page.locator("#attention-plot").inner_text()
+    page.get_by_role("tab", name="Masks and heads").click()
+    page.locator("#causal-mask input").uncheck()
+    page.get_by_role("tab", name="Attention").click()
+    page.wait_for_function(
+        "masked => document.querySelector('#attention-plot').innerText !== masked", arg=masked
+    )  # the upper triangle is no longer zero
+    shot(page, "causal-mask-off")
+    page.get_by_role("tab", name="Masks and heads").click()
+    page.locator("#causal-mask input").check()
+
+
+def test_silence_a_head_and_compare(page):
+    page.get_by_role("tab", name="Masks and heads").click()
+    page.locator("#silenced-heads label").first.click()
+    page.locator("#compare-btn").click()
+    page.wait_for_function("() => document.body.innerText.includes('head(s) silenced')")
+    shot(page, "silenced-head")
+
+
+def test_positional_encoding_view(page):
+    page.get_by_role("tab", name="Positions").click()
+    page.wait_for_selector("#pe-plot .js-plotly-plot")
+    assert "Positional encoding" in page.locator("#pe-plot").inner_text()
+    shot(page, "positions")
