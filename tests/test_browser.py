@@ -97,7 +97,7 @@ def wait_for_output_change(page, before: str) -> str:
 def test_pick_a_model(page):
     choose = page.locator("#model-select input")
     choose.click()
-    page.get_by_role("option", name="numbers-de").click()
+    page.get_by_role("option", name="numbers-de", exact=True).click()
     page.wait_for_function("() => document.querySelector('#source-pieces').innerText.includes('</s>')")
 
 
@@ -153,3 +153,30 @@ def test_positional_encoding_view(page):
     page.wait_for_selector("#pe-plot .js-plotly-plot")
     assert "Positional encoding" in page.locator("#pe-plot").inner_text()
     shot(page, "positions")
+
+
+def test_a_shared_link_restores_the_view(page, app_url):
+    page.get_by_role("tab", name="Share").click()
+    link = page.locator("#share-link a").get_attribute("href")
+    assert link.startswith("?state=")
+    expected = output(page)
+    other = page.context.browser.new_page(viewport={"width": 1280, "height": 1600})
+    other.goto(app_url + link)
+    other.wait_for_function(
+        "expected => (document.querySelector('#output-text textarea') || {}).value === expected", arg=expected
+    )
+    assert other.locator("#model-select input").input_value() == "numbers-de"
+    shot(other, "restored-link")
+    other.close()
+
+
+def test_trained_vs_untrained_and_walkthrough(page):
+    page.get_by_role("tab", name="Trained vs untrained").click()
+    page.locator("#twin-btn").click()
+    page.wait_for_selector("#untrained-plot .js-plotly-plot")
+    assert "Untrained" in page.locator("#untrained-plot").inner_text()
+    shot(page, "trained-vs-untrained")
+    page.get_by_role("tab", name="Walkthrough").click()
+    page.locator("#walkthrough-btn").click()
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 5")
+    shot(page, "walkthrough")

@@ -204,9 +204,9 @@ def test_big_weights_are_sharded_and_load_back_identically(own_tokenizer, tmp_pa
 
 
 def test_untrained_twin_has_the_same_shape_and_tokenizer_but_new_weights(saved, tmp_path):
-    from transformer.checkpoint import main as checkpoint_cli
+    from transformer.convert import main as convert_cli
 
-    checkpoint_cli(["twin", str(saved), str(tmp_path / "twin"), "--seed", "5"])
+    convert_cli(["twin", str(saved), str(tmp_path / "twin"), "--seed", "5"])
     original, twin = load_checkpoint(saved), load_checkpoint(tmp_path / "twin")
     assert twin.model.config == original.model.config
     assert twin.tokenizer.encode_source(ENGLISH[0]) == original.tokenizer.encode_source(ENGLISH[0])

@@ -23,7 +23,7 @@ from transformer.explorer import (
     shuffle_words,
 )
 
-from . import render
+from . import render, walkthrough
 from .api import make_translate
 
 HUB_EXAMPLES = ["Helsinki-NLP/opus-mt-en-de", "Helsinki-NLP/opus-mt-en-fr", "Helsinki-NLP/opus-mt-en-zh"]
@@ -44,6 +44,24 @@ def run_gpu(fn: Callable) -> Callable:
     except ImportError:
         return fn
     return spaces.GPU(fn)
+
+
+def share_markdown(state: ExplorerState) -> str:
+    """A link to this exact view (model, sentence, step, strategy, masks, silenced heads, selected view)."""
+    token = state.to_link()
+    return (
+        f"[Open this exact view](?state={token}) — copy the link to hand it to someone.\n\n"
+        f"The state token (add `?state=` and it to the page address): `{token}`"
+    )
+
+
+def settings_values(state: ExplorerState) -> list:
+    """The values of the setting controls that `refreshed` does not set, in the order of `restorable`."""
+    return [
+        state.model, state.source, state.strategy, state.temperature, state.top_k, state.top_p, state.seed,
+        state.beam_width, state.max_output_tokens, state.causal_mask, state.padding_mask, state.positions,
+        state.pad_to, state.family,
+    ]  # fmt: skip
 
 
 def build_demo(registry: ModelRegistry) -> gr.Blocks:
@@ -119,13 +137,26 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
                 pe_similarity = gr.Plot(elem_id="pe-similarity")
             shuffle_btn = gr.Button("Translate with the source words shuffled", elem_id="shuffle-btn")
             shuffle_text = gr.Markdown()
+        with gr.Tab("Trained vs untrained"):
+            twin_btn = gr.Button("Show the same view for the untrained twin", elem_id="twin-btn")
+            twin_text = gr.Markdown()
+            with gr.Row():
+                trained_plot = gr.Plot(elem_id="trained-plot")
+                untrained_plot = gr.Plot(elem_id="untrained-plot")
         with gr.Tab("Beam search"):
             beam_plot = gr.Plot(elem_id="beam-plot")
+        with gr.Tab("Walkthrough"):
+            walk_btn = gr.Button("Walk through the current sentence and step", elem_id="walkthrough-btn")
+            walk_outputs = []
+            for heading, text in walkthrough.SECTIONS:
+                gr.Markdown(f"### {heading}\n{text}", latex_delimiters=[{"left": "$", "right": "$", "display": False}])
+                walk_outputs.append(gr.HTML() if not walk_outputs else gr.Plot())
         with gr.Tab("Share"):
-            share_link = gr.Textbox(label="Link token: add ?state=… to the page address", elem_id="share-link")
+            share_link = gr.Markdown(elem_id="share-link")
 
         settings = [model, source, strategy, temperature, top_k, top_p, seed, beam_width, max_tokens,
                     causal, padding, positions, pad_to, silenced, family, layer, head]  # fmt: skip
+        restorable = [c for c in settings if c not in (silenced, layer, head)]  # those three are in main_outputs
         main_outputs = [explorer_state, pieces, status, output_text, candidates_plot, force_choice, attention_plot,
                         beam_plot, share_link, silenced, layer, head]  # fmt: skip
 
@@ -148,11 +179,11 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
                 gr.update(choices=render.candidate_radio_choices(views), value=None),
                 render.attention_figure(views, state),
                 render.beam_figure(explorer),
-                state.to_link(),
+                share_markdown(state),
                 gr.update(choices=render.silenced_choices(explorer),
                           value=[render.head_ref_label(h) for h in sorted(state.silenced)]),
-                gr.update(maximum=max(config.n_layers(state.family) - 1, 0)),
-                gr.update(choices=render.head_choices(config.n_heads)),
+                gr.update(maximum=max(config.n_layers(state.family) - 1, 0), value=state.layer),
+                gr.update(choices=render.head_choices(config.n_heads), value=render.head_choice(state)),
             ]  # fmt: skip
 
         def settled(explorer: Explorer | None, *values) -> Explorer:
@@ -213,7 +244,27 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
                         padding, positions, pad_to, silenced, family, layer, head):  # fmt: skip
             control.input(apply, [explorer_state, *settings], main_outputs, api_visibility="private")
         source.submit(apply, [explorer_state, *settings], main_outputs, api_visibility="private")
-        demo.load(apply, [explorer_state, *settings], main_outputs, api_visibility="private")
+
+        def link_token(request: gr.Request) -> str:
+            return dict(request.query_params).get("state", "") if request is not None else ""
+
+        def restore(token, explorer, *values):
+            """On page load: the state of a shared link (?state=…), or the page's own settings."""
+            if not token:
+                return [gr.update()] * len(restorable) + guarded(lambda e: None)(explorer, *values)
+            try:
+                explorer = Explorer(registry, ExplorerState.from_link(token))
+            except ExplorerError as error:
+                outputs = guarded(lambda e: None)(None, *values)
+                outputs[2] = html.escape(f"This link cannot be opened: {error}")
+                return [gr.update()] * len(restorable) + outputs
+            return settings_values(explorer.state) + refreshed(explorer)
+
+        token_state = gr.State("")
+        demo.load(link_token, None, token_state, api_visibility="private").then(
+            run_gpu(restore), [token_state, explorer_state, *settings], [*restorable, *main_outputs],
+            api_visibility="private",
+        )  # fmt: skip
 
         def force_candidate(explorer, choice, *values):
             return guarded(lambda e: e.step(force=int(choice)) and "")(explorer, *values)
@@ -265,6 +316,23 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
                 return html.escape(str(error))
 
         shuffle_btn.click(run_gpu(shuffled), [explorer_state, *settings], shuffle_text, api_visibility="private")
+
+        def twins(explorer, *values):
+            try:
+                return render.twin_comparison(settled(explorer, *values))
+            except ExplorerError as error:
+                return None, None, html.escape(str(error))
+
+        twin_btn.click(run_gpu(twins), [explorer_state, *settings], [trained_plot, untrained_plot, twin_text],
+                       api_visibility="private")  # fmt: skip
+
+        def walk(explorer, *values):
+            try:
+                return walkthrough.walkthrough(settled(explorer, *values))
+            except ExplorerError:
+                return [""] + [None] * (len(walk_outputs) - 1)
+
+        walk_btn.click(run_gpu(walk), [explorer_state, *settings], walk_outputs, api_visibility="private")
 
         gr.api(run_gpu(make_translate(registry)), api_name="translate")
     return demo

@@ -156,3 +156,25 @@ def positional_figures(explorer: Explorer, n_positions: int, dims: list[int]) ->
         plots.positional_curves(table, dims, title="Chosen dimensions over positions"),
         plots.position_similarity(table, title="How similar are the encodings of two positions?"),
     )
+
+
+def twin_name(explorer: Explorer) -> str | None:
+    """The built-in untrained twin of the current model, if there is one (e.g. en-de -> en-de-untrained)."""
+    name = f"{explorer.state.model}-untrained"
+    return name if name in explorer.registry.builtin else None
+
+
+def twin_comparison(explorer: Explorer) -> tuple[go.Figure | None, go.Figure | None, str]:
+    """The selected attention view for the trained model and its untrained twin, on the same tokens."""
+    twin = twin_name(explorer)
+    if twin is None:
+        return None, None, f"There is no untrained twin of {html.escape(explorer.state.model)}."
+    forced = tuple(explorer.decoding.output_ids)  # the twin reads exactly the trained model's output so far
+    other = Explorer(explorer.registry, explorer.state.replace(model=twin, strategy="greedy", choices=forced))
+    untrained_text, _ = other.translate_to_end(choices=())
+    trained = attention_figure(explorer.views(), explorer.state)
+    untrained = attention_figure(other.views(), other.state)
+    trained.update_layout(title_text=f"Trained: {trained.layout.title.text}")
+    untrained.update_layout(title_text=f"Untrained: {untrained.layout.title.text}")
+    report = f"Both read the same tokens. The untrained twin's own translation: **{html.escape(untrained_text)}**"
+    return trained, untrained, report
