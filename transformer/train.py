@@ -282,7 +282,8 @@ def translate_sentences(model: Transformer, tokenizer: Tokenizer, sources: list[
     outputs = []
     for text in sources:
         ids = tokenizer.encode_source(text)[: model.config.max_positions]
-        limit = min(max_new_tokens, model.config.max_positions - 1)
+        # a translation is rarely more than twice as long as its source: stop runaway outputs early
+        limit = min(max_new_tokens, 2 * len(ids) + 10, model.config.max_positions - 1)
         decoding = Decoding(model, ids, Greedy(), max_new_tokens=limit, return_attention=False)
         decoding.run()
         outputs.append(tokenizer.decode_target(decoding.output_ids))
