@@ -180,3 +180,9 @@ def test_trained_vs_untrained_and_walkthrough(page):
     page.locator("#walkthrough-btn").click()
     page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 5")
     shot(page, "walkthrough")
+
+
+def test_clicking_an_example_translates_it(page):
+    page.locator("#examples button").first.click()
+    page.wait_for_function("() => document.querySelector('#source-text textarea').value === 'twenty-one'")
+    page.wait_for_function("() => document.querySelector('#source-pieces').innerText.includes('twenty')")

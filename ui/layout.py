@@ -31,6 +31,13 @@ EXAMPLES = {
     "en-de": ["The weather is nice today.", "Where is the train station?", "Better late than never."],
     "numbers-de": ["twenty-one", "ninety-seven", "seven thousand, three hundred and eighty-five"],
 }
+
+
+def example_samples(model: str) -> list[list[str]]:
+    """Example sentences for a model (its untrained twin shares them); English sentences for Hub models."""
+    return [[s] for s in EXAMPLES.get(model.removesuffix("-untrained"), EXAMPLES["en-de"])]
+
+
 CSS = """
 .token-chips { display: flex; flex-wrap: wrap; gap: 4px; }
 .token-chip { font-family: ui-monospace, monospace; background: #eef2f8; border-radius: 4px; padding: 1px 5px; }
@@ -83,7 +90,10 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
                 label="Source sentence", value=EXAMPLES.get(default_model, [""])[0], lines=1,
                 max_length=MAX_SOURCE_CHARS, elem_id="source-text", scale=3,
             )  # fmt: skip
-        gr.Examples([[s] for s in EXAMPLES.get(default_model, [])], inputs=[source], label="Examples")
+        examples = gr.Dataset(
+            components=["textbox"], samples=example_samples(default_model), label="Examples",
+            elem_id="examples",
+        )  # fmt: skip
         pieces = gr.HTML(elem_id="source-pieces")
 
         with gr.Row():
@@ -158,12 +168,12 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
                     causal, padding, positions, pad_to, silenced, family, layer, head]  # fmt: skip
         restorable = [c for c in settings if c not in (silenced, layer, head)]  # those three are in main_outputs
         main_outputs = [explorer_state, pieces, status, output_text, candidates_plot, force_choice, attention_plot,
-                        beam_plot, share_link, silenced, layer, head]  # fmt: skip
+                        beam_plot, share_link, silenced, layer, head, examples]  # fmt: skip
 
         def refreshed(explorer: Explorer | None, message: str = "") -> list[Any]:
             if explorer is None:
                 return [None, "", message, "", None, gr.update(choices=[]), None, None, "", gr.update(),
-                        gr.update(), gr.update()]  # fmt: skip
+                        gr.update(), gr.update(), gr.update()]  # fmt: skip
             views = explorer.views()
             state = explorer.state
             config = explorer.checkpoint.model.config
@@ -184,6 +194,7 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
                           value=[render.head_ref_label(h) for h in sorted(state.silenced)]),
                 gr.update(maximum=max(config.n_layers(state.family) - 1, 0), value=state.layer),
                 gr.update(choices=render.head_choices(config.n_heads), value=render.head_choice(state)),
+                gr.update(samples=example_samples(state.model)),
             ]  # fmt: skip
 
         def settled(explorer: Explorer | None, *values) -> Explorer:
@@ -244,6 +255,9 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
                         padding, positions, pad_to, silenced, family, layer, head):  # fmt: skip
             control.input(apply, [explorer_state, *settings], main_outputs, api_visibility="private")
         source.submit(apply, [explorer_state, *settings], main_outputs, api_visibility="private")
+        examples.click(lambda sample: sample[0], examples, source, api_visibility="private").then(
+            apply, [explorer_state, *settings], main_outputs, api_visibility="private"
+        )
 
         def link_token(request: gr.Request) -> str:
             return dict(request.query_params).get("state", "") if request is not None else ""
