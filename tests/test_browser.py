@@ -186,3 +186,19 @@ def test_clicking_an_example_translates_it(page):
     page.locator("#examples button").first.click()
     page.wait_for_function("() => document.querySelector('#source-text textarea').value === 'twenty-one'")
     page.wait_for_function("() => document.querySelector('#source-pieces').innerText.includes('twenty')")
+
+
+def test_an_unreachable_hub_model_gives_a_message_and_the_app_keeps_working(page):
+    choose = page.locator("#model-select input")
+    choose.click()
+    page.get_by_role("option", name="Helsinki-NLP/opus-mt-en-de").click()
+    page.wait_for_function("() => document.querySelector('#status').innerText.includes('cannot download')")
+    assert "opus-mt-en-de" in page.locator("#status").inner_text()
+    page.wait_for_function("() => document.querySelector('#model-select input').value === 'numbers-de'")
+    before = output(page)
+    page.locator("#reset-btn").click()
+    page.locator("#step-btn").click()
+    page.wait_for_function(
+        "before => { const v = document.querySelector('#output-text textarea').value; return v && v !== before }",
+        arg=before,
+    )

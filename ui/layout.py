@@ -65,7 +65,7 @@ def share_markdown(state: ExplorerState) -> str:
 def settings_values(state: ExplorerState) -> list:
     """The values of the setting controls that `refreshed` does not set, in the order of `restorable`."""
     return [
-        state.model, state.source, state.strategy, state.temperature, state.top_k, state.top_p, state.seed,
+        state.source, state.strategy, state.temperature, state.top_k, state.top_p, state.seed,
         state.beam_width, state.max_output_tokens, state.causal_mask, state.padding_mask, state.positions,
         state.pad_to, state.family,
     ]  # fmt: skip
@@ -166,14 +166,14 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
 
         settings = [model, source, strategy, temperature, top_k, top_p, seed, beam_width, max_tokens,
                     causal, padding, positions, pad_to, silenced, family, layer, head]  # fmt: skip
-        restorable = [c for c in settings if c not in (silenced, layer, head)]  # those three are in main_outputs
+        restorable = [c for c in settings if c not in (model, silenced, layer, head)]  # these are in main_outputs
         main_outputs = [explorer_state, pieces, status, output_text, candidates_plot, force_choice, attention_plot,
-                        beam_plot, share_link, silenced, layer, head, examples]  # fmt: skip
+                        beam_plot, share_link, silenced, layer, head, examples, model]  # fmt: skip
 
         def refreshed(explorer: Explorer | None, message: str = "") -> list[Any]:
             if explorer is None:
                 return [None, "", message, "", None, gr.update(choices=[]), None, None, "", gr.update(),
-                        gr.update(), gr.update(), gr.update()]  # fmt: skip
+                        gr.update(), gr.update(), gr.update(), gr.update()]  # fmt: skip
             views = explorer.views()
             state = explorer.state
             config = explorer.checkpoint.model.config
@@ -195,6 +195,7 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
                 gr.update(maximum=max(config.n_layers(state.family) - 1, 0), value=state.layer),
                 gr.update(choices=render.head_choices(config.n_heads), value=render.head_choice(state)),
                 gr.update(samples=example_samples(state.model)),
+                gr.update(value=state.model),  # after a failed load, back to the model that is in use
             ]  # fmt: skip
 
         def settled(explorer: Explorer | None, *values) -> Explorer:
@@ -251,7 +252,20 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
         reset_btn.click(guarded(lambda e: e.reset()), [explorer_state, *settings], main_outputs,
                         api_visibility="private")  # fmt: skip
         apply = guarded(lambda e: None)
-        for control in (model, strategy, temperature, top_k, top_p, seed, beam_width, max_tokens, causal,
+
+        def prepare_model(name: str, progress=gr.Progress(track_tqdm=True)) -> str:  # noqa: B008 (gradio's idiom)
+            """Load (and for a Hub model, download, with progress) before anything is computed with it."""
+            progress(0, desc=f"Loading {name}")
+            try:
+                registry.get((name or "").strip())
+            except ExplorerError as error:
+                return html.escape(str(error))
+            return ""
+
+        model.input(prepare_model, model, status, api_visibility="private").then(
+            apply, [explorer_state, *settings], main_outputs, api_visibility="private"
+        )
+        for control in (strategy, temperature, top_k, top_p, seed, beam_width, max_tokens, causal,
                         padding, positions, pad_to, silenced, family, layer, head):  # fmt: skip
             control.input(apply, [explorer_state, *settings], main_outputs, api_visibility="private")
         source.submit(apply, [explorer_state, *settings], main_outputs, api_visibility="private")
