@@ -146,3 +146,15 @@ def test_shuffle_words_is_a_seeded_permutation():
     text = "the quick brown fox jumps"
     assert sorted(shuffle_words(text, 1).split()) == sorted(text.split())
     assert shuffle_words(text, 1) == shuffle_words(text, 1) != text
+
+
+def test_a_rejected_change_leaves_the_explorer_as_it_was(registry):
+    e = explorer(registry)
+    e.step()
+    before = (e.state, e.decoding.output_ids)
+    with pytest.raises(ExplorerError, match="does not exist"):
+        e.update(silenced=frozenset({("cross", 0, 99)}))
+    with pytest.raises(ExplorerError, match="layer 9"):
+        e.update(layer=9)
+    assert (e.state, e.decoding.output_ids) == before
+    e.step()  # and it still works

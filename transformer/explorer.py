@@ -233,14 +233,18 @@ class Explorer:
         """Change settings; the decoding is replayed under the new ones when they affect it."""
         view_only = {"family", "layer", "head", "grid"}
         new = self.state.replace(**changes)
-        if set(changes) <= view_only:
-            self.state = new
-            self._check_view()
-            return
-        if "source" in changes or "model" in changes:
+        if ("source" in changes or "model" in changes) and not set(changes) <= view_only:
             new = new.replace(choices=())
+        old_state, old_decoding = self.state, self._decoding
         self.state = new
-        self._rebuild()
+        try:
+            if set(changes) <= view_only:
+                self._check_view()
+            else:
+                self._rebuild()
+        except Exception:
+            self.state, self._decoding = old_state, old_decoding  # a failed change leaves everything as it was
+            raise
 
     def step(self, force: int | None = None) -> Step:
         if self.finished:
