@@ -156,3 +156,16 @@ def test_command_line_reproduces_the_settings(corpus, tmp_path):
     assert command.startswith("python -m transformer.train --out ")
     assert "--no-shared-vocab" in command and "--lr-scale 0.5" in command and "--seed" not in command
     assert parse_args(command.split()[3:]) == original
+
+
+def test_init_from_continues_from_a_checkpoints_weights_and_tokenizer(corpus, tmp_path):
+    first = settings(corpus, tmp_path / "first", steps=10, export=str(tmp_path / "export"), eval_every=10)
+    train(first, quiet=True)
+    exported = load_checkpoint(tmp_path / "export")
+    more = settings(corpus, tmp_path / "more", steps=1, init_from=str(tmp_path / "export"), lr_scale=1e-9)
+    model = train(more, quiet=True)["model"]  # one step with a vanishing learning rate: still the same weights
+    for name, value in exported.model.state_dict().items():
+        torch.testing.assert_close(model.state_dict()[name], value, atol=1e-3, rtol=1e-3)
+    assert (tmp_path / "more" / "source.spm").read_bytes() == (tmp_path / "export" / "source.spm").read_bytes()
+    with pytest.raises(ValueError, match="another architecture"):
+        train(settings(corpus, tmp_path / "other", d_model=32, init_from=str(tmp_path / "export")), quiet=True)

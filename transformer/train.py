@@ -35,7 +35,7 @@ from torch import Tensor
 from torch.nn import functional as F
 from tqdm import tqdm
 
-from .checkpoint import save_checkpoint
+from .checkpoint import load_checkpoint, save_checkpoint
 from .model import Transformer, TransformerConfig
 from .tokenizer import Tokenizer
 
@@ -56,6 +56,7 @@ class TrainSettings:
     task: str | None = None  # or a synthetic task (see transformer.synthetic)
     task_train_size: int | None = None  # synthetic: how many training items (None = all)
     export: str | None = None  # where to write the best checkpoint (our format)
+    init_from: str | None = None  # start from this checkpoint's weights and tokenizer (to train a model further)
     # vocabulary
     vocab_size: int = 8000
     shared_vocab: bool = True
@@ -159,7 +160,11 @@ def prepare_tokenizer(run: Path, train: Pairs, settings: TrainSettings) -> Token
     """The run's tokenizer, trained on the training split the first time (by rank 0), then reused."""
     source, target = run / "source.spm", run / "target.spm"
     if is_main_process() and not source.exists():
-        if settings.shared_vocab:
+        if settings.init_from:  # keep the tokenizer the weights were trained with
+            start = load_checkpoint(settings.init_from).tokenizer
+            source.write_bytes(start.source.processor.serialized_model_proto())
+            target.write_bytes(start.target.processor.serialized_model_proto())
+        elif settings.shared_vocab:
             train_sentencepiece([s for pair in train for s in pair], source, settings.vocab_size)
             target.write_bytes(source.read_bytes())
         else:
@@ -368,7 +373,7 @@ def train(settings: TrainSettings, *, stop_after: int | None = None, quiet: bool
     run.mkdir(parents=True, exist_ok=True)
     settings_path = run / "settings.json"
     if settings_path.exists():
-        stored = json.loads(settings_path.read_text())
+        stored = {**dataclasses.asdict(TrainSettings(out="")), **json.loads(settings_path.read_text())}
         if stored != dataclasses.asdict(settings):
             diff = {k: (stored.get(k), v) for k, v in dataclasses.asdict(settings).items() if stored.get(k) != v}
             raise ValueError(f"{run} holds a run with other settings: {diff}; use another --out")
@@ -390,6 +395,11 @@ def train(settings: TrainSettings, *, stop_after: int | None = None, quiet: bool
     )
     state_path = run / "state.pt"
     step, epoch, index, best, elapsed = 0, 0, 0, -math.inf, 0.0
+    if settings.init_from and not state_path.exists():
+        start = load_checkpoint(settings.init_from)
+        if start.model.config != config:
+            raise ValueError(f"--init-from {settings.init_from} has another architecture than these settings")
+        model.load_state_dict(start.model.state_dict())
     if state_path.exists():
         state = torch.load(state_path, map_location=device, weights_only=True)
         model.load_state_dict(state["model"])
