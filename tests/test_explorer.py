@@ -158,3 +158,13 @@ def test_a_rejected_change_leaves_the_explorer_as_it_was(registry):
         e.update(layer=9)
     assert (e.state, e.decoding.output_ids) == before
     e.step()  # and it still works
+
+
+def test_teacher_forced_predictions_repeat_greedy_decoding_with_the_causal_mask(registry):
+    e = explorer(registry)
+    list(e.run())
+    views = e.views()
+    output = [e.checkpoint.tokenizer.target_piece(i) for i in e.decoding.output_ids]
+    assert views.predictions == output  # position i reads tokens 0…i and predicts token i + 1, as while decoding
+    e.update(causal_mask=False)
+    assert len(e.views().predictions) == len(output)

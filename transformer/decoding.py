@@ -81,7 +81,8 @@ class ModelSwitches:
     """Per-request switches of the forward pass (see `Transformer.encode` / `Transformer.decode`).
 
     The causal mask only matters when the decoder sees a whole target at once (teacher forcing): while
-    generating, the future does not exist yet.
+    generating, the future does not exist yet, so `Decoding` always decodes causally and `causal_mask_on` is
+    for teacher-forced passes over a given target (as the explorer's views do).
     """
 
     causal_mask_on: bool = True
@@ -300,7 +301,9 @@ class Decoding(Iterator[Step]):
             new_tokens,
             encoded,
             cache=cache,
-            causal_mask_on=sw.causal_mask_on,
+            # Generation is causal by construction (the future does not exist yet); a prefix recomputed in one
+            # pass must see exactly what step-by-step decoding saw.
+            causal_mask_on=True,
             silenced=sw.silenced,
             use_positions=sw.use_positions,
             return_attention=self.return_attention,

@@ -208,6 +208,7 @@ class Views:
     encoder: torch.Tensor  # (L, H, S, S)
     decoder_self: torch.Tensor  # (L, H, T, T)
     cross: torch.Tensor  # (L, H, T, S)
+    predictions: list[str] = field(default_factory=list)  # the teacher-forced argmax at every target position
     steps: tuple[Step, ...] = field(default=())
 
 
@@ -337,6 +338,7 @@ class Explorer:
             encoder=torch.stack([a[0] for a in attention.encoder]).float().cpu(),
             decoder_self=torch.stack([a[0] for a in attention.decoder_self]).float().cpu(),
             cross=torch.stack([a[0] for a in attention.cross]).float().cpu(),
+            predictions=[tokenizer.target_piece(int(i)) for i in out.logits[0].argmax(dim=-1)],
             steps=self.decoding.steps,
         )
 

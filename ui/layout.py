@@ -132,6 +132,7 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
                 causal = gr.Checkbox(True, label="Causal mask (decoder sees only the past)", elem_id="causal-mask")
                 padding = gr.Checkbox(True, label="Source padding mask", elem_id="padding-mask")
                 pad_to = gr.Slider(0, 64, value=0, step=1, label="Pad the source to this many tokens (0 = off)")
+            teacher_text = gr.Markdown(elem_id="teacher-forced")
             silenced = gr.CheckboxGroup([], label="Silenced heads", elem_id="silenced-heads")
             compare_btn = gr.Button("Compare with no heads silenced", elem_id="compare-btn")
             compare_text = gr.Markdown()
@@ -168,12 +169,12 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
                     causal, padding, positions, pad_to, silenced, family, layer, head]  # fmt: skip
         restorable = [c for c in settings if c not in (model, silenced, layer, head)]  # these are in main_outputs
         main_outputs = [explorer_state, pieces, status, output_text, candidates_plot, force_choice, attention_plot,
-                        beam_plot, share_link, silenced, layer, head, examples, model]  # fmt: skip
+                        beam_plot, share_link, silenced, layer, head, examples, model, teacher_text]  # fmt: skip
 
         def refreshed(explorer: Explorer | None, message: str = "") -> list[Any]:
             if explorer is None:
                 return [None, "", message, "", None, gr.update(choices=[]), None, None, "", gr.update(),
-                        gr.update(), gr.update(), gr.update(), gr.update()]  # fmt: skip
+                        gr.update(), gr.update(), gr.update(), gr.update(), ""]  # fmt: skip
             views = explorer.views()
             state = explorer.state
             config = explorer.checkpoint.model.config
@@ -196,6 +197,7 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
                 gr.update(choices=render.head_choices(config.n_heads), value=render.head_choice(state)),
                 gr.update(samples=example_samples(state.model)),
                 gr.update(value=state.model),  # after a failed load, back to the model that is in use
+                render.teacher_forced_markdown(views, state),
             ]  # fmt: skip
 
         def settled(explorer: Explorer | None, *values) -> Explorer:

@@ -178,3 +178,20 @@ def twin_comparison(explorer: Explorer) -> tuple[go.Figure | None, go.Figure | N
     untrained.update_layout(title_text=f"Untrained: {untrained.layout.title.text}")
     report = f"Both read the same tokens. The untrained twin's own translation: **{html.escape(untrained_text)}**"
     return trained, untrained, report
+
+
+def teacher_forced_markdown(views: Views, state: ExplorerState) -> str:
+    """What the decoder predicts at every position when it reads the whole output so far at once."""
+    rows = [
+        f"| {i} | `{html.escape(read)}` | `{html.escape(predicted)}` |"
+        for i, (read, predicted) in enumerate(zip(views.target_tokens, views.predictions, strict=True))
+    ]
+    mask = (
+        "on: each position sees only itself and earlier tokens, exactly as during generation"
+        if state.causal_mask
+        else "**off**: each position also sees the tokens after it, which it never did in training"
+    )
+    return (
+        f"**Teacher forcing** — the decoder reads the output so far in one pass (causal mask {mask}).\n\n"
+        "| position | reads | predicts next |\n|---|---|---|\n" + "\n".join(rows)
+    )
