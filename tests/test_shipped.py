@@ -40,6 +40,33 @@ def test_numbers_de_is_exact_on_held_out_numbers(numbers_de):
     assert exact_match(predictions, [target for _, target in pairs]) >= 0.99
 
 
+@pytest.fixture(scope="module")
+def en_de():
+    return load_checkpoint(CHECKPOINTS / "en-de")
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("Where is the train station?", "Wo ist der Bahnhof?"),  # not in the training data
+        ("The weather is nice today.", "Das Wetter ist heute."),  # not in the training data ("schön" is lost)
+        ("Can you help me?", "Kannst du mir helfen?"),
+    ],
+)
+def test_en_de_golden(en_de, source, expected):
+    assert translate(en_de, source) == expected
+    assert translate(en_de, source, BeamSearch(4)) == expected
+
+
+def test_en_de_untrained_twin_has_the_same_shape_and_says_nothing_useful(en_de):
+    twin = load_checkpoint(CHECKPOINTS / "en-de-untrained")
+    assert twin.model.config == en_de.model.config
+    assert twin.tokenizer.encode_source("Where is the train station?") == en_de.tokenizer.encode_source(
+        "Where is the train station?"
+    )
+    assert translate(twin, "Where is the train station?", max_new_tokens=8) != "Wo ist der Bahnhof?"
+
+
 def test_every_shipped_file_is_small_enough_for_a_space_without_lfs():
     files = [f for f in CHECKPOINTS.rglob("*") if f.is_file()]
     assert files
