@@ -176,7 +176,8 @@ def twin_comparison(explorer: Explorer) -> tuple[go.Figure | None, go.Figure | N
     untrained = attention_figure(other.views(), other.state)
     trained.update_layout(title_text=f"Trained: {trained.layout.title.text}")
     untrained.update_layout(title_text=f"Untrained: {untrained.layout.title.text}")
-    report = f"Both read the same tokens. The untrained twin's own translation: **{html.escape(untrained_text)}**"
+    shown = untrained_text if len(untrained_text) <= 120 else untrained_text[:120] + "…"
+    report = f"Both read the same tokens. The untrained twin's own translation: **{html.escape(shown)}**"
     return trained, untrained, report
 
 
