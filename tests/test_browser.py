@@ -202,3 +202,9 @@ def test_an_unreachable_hub_model_gives_a_message_and_the_app_keeps_working(page
         "before => { const v = document.querySelector('#output-text textarea').value; return v && v !== before }",
         arg=before,
     )
+
+
+def test_every_figure_has_plotlys_download_button(page):
+    page.get_by_role("tab", name="Attention").click()
+    page.locator("#attention-plot .js-plotly-plot").hover()
+    assert page.locator("#attention-plot .modebar-btn[data-title*='Download']").count() == 1
