@@ -35,7 +35,7 @@ from torch import Tensor
 from torch.nn import functional as F
 from tqdm import tqdm
 
-from .checkpoint import load_checkpoint, save_checkpoint
+from .checkpoint import Checkpoint, load_checkpoint, save_checkpoint
 from .model import Transformer, TransformerConfig
 from .tokenizer import Tokenizer
 
@@ -156,14 +156,13 @@ def train_sentencepiece(sentences: list[str], path: Path, vocab_size: int) -> No
     path.with_suffix(".vocab").unlink(missing_ok=True)
 
 
-def prepare_tokenizer(run: Path, train: Pairs, settings: TrainSettings) -> Tokenizer:
+def prepare_tokenizer(run: Path, train: Pairs, settings: TrainSettings, start: Checkpoint | None = None) -> Tokenizer:
     """The run's tokenizer, trained on the training split the first time (by rank 0), then reused."""
     source, target = run / "source.spm", run / "target.spm"
     if is_main_process() and not source.exists():
-        if settings.init_from:  # keep the tokenizer the weights were trained with
-            start = load_checkpoint(settings.init_from).tokenizer
-            source.write_bytes(start.source.processor.serialized_model_proto())
-            target.write_bytes(start.target.processor.serialized_model_proto())
+        if start is not None:  # keep the tokenizer the weights were trained with
+            source.write_bytes(start.tokenizer.source.processor.serialized_model_proto())
+            target.write_bytes(start.tokenizer.target.processor.serialized_model_proto())
         elif settings.shared_vocab:
             train_sentencepiece([s for pair in train for s in pair], source, settings.vocab_size)
             target.write_bytes(source.read_bytes())
@@ -381,7 +380,8 @@ def train(settings: TrainSettings, *, stop_after: int | None = None, quiet: bool
         settings_path.write_text(json.dumps(dataclasses.asdict(settings), indent=2) + "\n")
 
     pairs = load_pairs(settings)
-    tokenizer = prepare_tokenizer(run, pairs["train"], settings)
+    start = load_checkpoint(settings.init_from) if settings.init_from else None
+    tokenizer = prepare_tokenizer(run, pairs["train"], settings, start)
     examples = encode_pairs(tokenizer, pairs["train"], settings.max_len)
     dev_pairs = pairs["dev"][: settings.dev_size]
     dev_examples = encode_pairs(tokenizer, pairs["dev"], settings.max_positions)
@@ -395,8 +395,7 @@ def train(settings: TrainSettings, *, stop_after: int | None = None, quiet: bool
     )
     state_path = run / "state.pt"
     step, epoch, index, best, elapsed = 0, 0, 0, -math.inf, 0.0
-    if settings.init_from and not state_path.exists():
-        start = load_checkpoint(settings.init_from)
+    if start is not None and not state_path.exists():
         if start.model.config != config:
             raise ValueError(f"--init-from {settings.init_from} has another architecture than these settings")
         model.load_state_dict(start.model.state_dict())
