@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from tests.conftest import tiny_model
-from transformer.decoding import BeamSearch, Decoding, Greedy, ModelSwitches, Sampling, generate
+from transformer.decoding import BeamSearch, Decoding, Greedy, ModelSwitches, Sampling, generate, generate_batch
 
 SRC = [5, 6, 7, 8, 9, 2]
 EOS, START = 2, 1
@@ -253,3 +253,37 @@ def test_bad_inputs_are_clear_errors(model, src, kwargs, message):
 def test_forcing_a_token_outside_the_vocabulary_is_an_error(model):
     with pytest.raises(ValueError, match="not in the target vocabulary"):
         Decoding(model, SRC).step(force=30)
+
+
+def test_batched_greedy_equals_one_sentence_at_a_time(model):
+    sources = [SRC, [7, 3], [9, 9, 8, 7, 6, 5, 4, 3, 2], [4, 2], SRC[::-1]]
+    limits = [12, 3, 20, 1, 8]
+    expected = [generate(model, s, Greedy(), max_new_tokens=n) for s, n in zip(sources, limits, strict=True)]
+    assert len({len(e) for e in expected}) > 2, "the sentences should finish at different steps"
+    assert generate_batch(model, sources, max_new_tokens=limits) == expected
+    assert generate_batch(model, sources, max_new_tokens=5) == [generate(model, s, max_new_tokens=5) for s in sources]
+    assert generate_batch(model, []) == []
+
+
+@pytest.mark.parametrize(
+    "sources, limit", [([[]], None), ([SRC], 0), ([SRC], [3, 4]), ([list(range(3, 30)) * 3], None)]
+)
+def test_batched_greedy_rejects_bad_inputs(model, sources, limit):
+    with pytest.raises(ValueError):
+        generate_batch(model, sources, max_new_tokens=limit)
+
+
+def test_the_inference_output_matrix_follows_the_weights(model):
+    """Without gradients the output projection reads a (d, V) copy of the weights: it must never be stale."""
+    src, tgt = torch.tensor([SRC]), torch.tensor([[START, 5, 6]])
+    with torch.no_grad():
+        before = model(src, tgt).logits
+        torch.testing.assert_close(before, model(src, tgt).logits, atol=0, rtol=0)
+        weight = model.tgt_embed.tokens.weight
+        original = weight[7].clone()
+        weight[7] = torch.linspace(-1.0, 1.0, weight.size(1))  # (a constant shift would vanish in LayerNorm)
+        changed = model(src, tgt).logits
+        weight[7] = original
+    with_grad = model(src, tgt).logits  # the plain (V, d) product, with gradients
+    assert not torch.allclose(before, changed)
+    torch.testing.assert_close(before, with_grad, atol=1e-5, rtol=1e-5)

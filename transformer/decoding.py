@@ -501,6 +501,59 @@ def generate(
     return decoding.output_ids
 
 
+def generate_batch(
+    model: Transformer, sources: Sequence[Sequence[int]], *, max_new_tokens: int | Sequence[int] | None = None
+) -> list[list[int]]:
+    """Greedy decoding of several sources at once: the outputs of `generate(model, src)` for each, in one batch.
+
+    The sources are padded into one batch (the padding mask hides the padding), every step decodes all unfinished
+    sentences together, and a sentence leaves the batch as soon as it has produced `</s>`, taking its rows of the
+    cache with it. `max_new_tokens` may be one limit for all or one per source. No attention is recorded.
+    """
+    cfg = model.config
+    if not sources:
+        return []
+    device = next(model.parameters()).device
+    longest = max(len(s) for s in sources)
+    if min(len(s) for s in sources) == 0 or longest > cfg.max_positions:
+        raise ValueError(f"every source needs between 1 and {cfg.max_positions} tokens")
+    top = cfg.max_positions - 1
+    limits = [top] * len(sources) if max_new_tokens is None else max_new_tokens
+    limits = [limits] * len(sources) if isinstance(limits, int) else list(limits)
+    if len(limits) != len(sources) or not all(1 <= n <= top for n in limits):
+        raise ValueError(f"max_new_tokens must be between 1 and {top} for each source")
+    src = torch.full((len(sources), longest), cfg.pad_id, dtype=torch.long, device=device)  # (B, S)
+    for row, ids in enumerate(sources):
+        src[row, : len(ids)] = torch.as_tensor(ids, dtype=torch.long)
+    banned = sorted({cfg.pad_id, cfg.decoder_start_id} - {cfg.eos_id})
+
+    outputs: list[list[int]] = [[] for _ in sources]
+    with torch.inference_mode():
+        encoded = model.encode(src)
+        cache = model.init_cache(encoded)
+        alive = torch.arange(len(sources), device=device)  # which source each batch row belongs to
+        remaining = torch.tensor(limits, device=device)  # tokens each row may still generate, </s> included
+        last = torch.full((len(sources), 1), cfg.decoder_start_id, dtype=torch.long, device=device)  # (N, 1)
+        while True:
+            out = model.decode(last, encoded, cache=cache)
+            logits = out.logits[:, -1]  # (N, V)
+            logits[:, banned] = -math.inf
+            chosen = logits.argmax(dim=-1)  # (N,)
+            chosen = torch.where(remaining == 1, cfg.eos_id, chosen)  # the last allowed token is </s>
+            for row, token in zip(alive.tolist(), chosen.tolist(), strict=True):
+                outputs[row].append(token)
+            running = (chosen != cfg.eos_id).nonzero().squeeze(1)  # rows that go on
+            if running.numel() == 0:
+                return outputs
+            if running.numel() < alive.numel():  # finished sentences leave the batch
+                alive, remaining, chosen = alive[running], remaining[running], chosen[running]
+                encoded, cache = encoded.select(running), out.cache.select(running)
+            else:
+                cache = out.cache
+            remaining = remaining - 1
+            last = chosen[:, None]
+
+
 def translate(
     checkpoint,
     text: str,

@@ -504,6 +504,11 @@ class EncoderOutput:
         mask = self.memory_mask.repeat_interleave(n, dim=0) if self.memory_mask is not None else None
         return EncoderOutput(self.memory.repeat_interleave(n, dim=0), mask, self.attention)
 
+    def select(self, rows: Tensor) -> EncoderOutput:
+        """Keep only these batch rows (batched greedy decoding drops finished sentences); attention not kept."""
+        mask = self.memory_mask.index_select(0, rows) if self.memory_mask is not None else None
+        return EncoderOutput(self.memory.index_select(0, rows), mask)
+
 
 @dataclass(frozen=True)
 class DecoderCache:
@@ -686,10 +691,26 @@ class Transformer(nn.Module):
         return DecoderOutput(logits, new_cache, self_attention, cross_attention)
 
     def project(self, y: Tensor) -> Tensor:
-        """Decoder output (B, T, d) -> vocabulary scores (B, T, V)."""
-        weight = self.output_proj.weight if self.output_proj is not None else self.tgt_embed.tokens.weight
-        logits = y @ weight.T  # (B, T, V)
+        """Decoder output (B, T, d) -> vocabulary scores (B, T, V): y W_outᵀ (+ a bias)."""
+        weight = self.output_proj.weight if self.output_proj is not None else self.tgt_embed.tokens.weight  # (V, d)
+        # Without gradients (inference) the same product is read from a (d, V) copy of W_outᵀ: see `output_matrix`.
+        w_out_t = weight.T if torch.is_grad_enabled() else self.output_matrix(weight)  # (d, V)
+        logits = y @ w_out_t  # (B, T, V)
         return logits + self.logits_bias if self.logits_bias is not None else logits
+
+    def output_matrix(self, weight: Tensor) -> Tensor:
+        """W_outᵀ as a contiguous (d, V) matrix, for inference; copied once per version of the weights.
+
+        While decoding one token at a time the output projection is a (1, d) × (d, V) product that only streams
+        the matrix from memory; on the CPU it runs about twice as fast from this layout as from the (V, d) rows of
+        the embedding table (measured in BENCHMARKS.md). Training and anything that needs gradients use `weight`.
+        """
+        key = (weight.data_ptr(), weight._version, weight.dtype, weight.device)
+        if getattr(self, "_output_matrix_key", None) != key:
+            with torch.inference_mode(False), torch.no_grad():  # an ordinary tensor, usable outside inference mode
+                self._output_matrix = weight.t().contiguous()  # (d, V)
+            self._output_matrix_key = key
+        return self._output_matrix
 
     # ---- the whole model --------------------------------------------------------------------------------
 

@@ -279,18 +279,22 @@ def batch_loss(model: torch.nn.Module, batch: tuple[Tensor, Tensor, Tensor], smo
     return loss / n_tokens
 
 
-def translate_sentences(model: Transformer, tokenizer: Tokenizer, sources: list[str], max_new_tokens: int = 100):
-    """Greedy translations of `sources`, one by one, with the library's decoder."""
-    from .decoding import Decoding, Greedy
+def translate_sentences(
+    model: Transformer, tokenizer: Tokenizer, sources: list[str], max_new_tokens: int = 100, batch_size: int = 32
+) -> list[str]:
+    """Greedy translations of `sources`, decoded in batches of sentences of similar length."""
+    from .decoding import generate_batch
 
-    outputs = []
-    for text in sources:
-        ids = tokenizer.encode_source(text)[: model.config.max_positions]
-        # a translation is rarely more than twice as long as its source: stop runaway outputs early
-        limit = min(max_new_tokens, 2 * len(ids) + 10, model.config.max_positions - 1)
-        decoding = Decoding(model, ids, Greedy(), max_new_tokens=limit, return_attention=False)
-        decoding.run()
-        outputs.append(tokenizer.decode_target(decoding.output_ids))
+    encoded = [tokenizer.encode_source(text)[: model.config.max_positions] for text in sources]
+    # a translation is rarely more than twice as long as its source: stop runaway outputs early
+    limits = [min(max_new_tokens, 2 * len(ids) + 10, model.config.max_positions - 1) for ids in encoded]
+    order = sorted(range(len(sources)), key=lambda i: len(encoded[i]))
+    outputs = [""] * len(sources)
+    for start in range(0, len(order), batch_size):
+        chunk = order[start : start + batch_size]
+        ids = generate_batch(model, [encoded[i] for i in chunk], max_new_tokens=[limits[i] for i in chunk])
+        for i, output in zip(chunk, ids, strict=True):
+            outputs[i] = tokenizer.decode_target(output)
     return outputs
 
 
