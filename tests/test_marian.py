@@ -7,9 +7,9 @@ import pickle
 import pytest
 import torch
 
-from tests.conftest import ENGLISH, GERMAN
+from tests.conftest import ENGLISH, GERMAN, tiny_model
 from transformer.checkpoint import CheckpointError, load_marian, load_pretrained
-from transformer.decoding import BeamSearch, Decoding, Greedy
+from transformer.decoding import BeamSearch, Decoding, Greedy, generate
 
 TOL = 1e-4
 
@@ -156,3 +156,44 @@ def test_unknown_or_offline_repo_gives_a_clear_error():
         load_pretrained("Helsinki-NLP/opus-mt-xx-yy")
     with pytest.raises(CheckpointError, match="not a valid Hub repo id"):
         load_pretrained("../../etc/passwd")
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"positional_encoding": "sinusoidal_interleaved", "share_embeddings": True},
+        {"positional_encoding": "sinusoidal_concat", "tgt_vocab_size": 24, "final_logits_bias": True},
+        {"activation": "gelu", "tie_output": False, "share_embeddings": True},
+    ],
+)
+def test_our_models_exported_to_marian_compute_the_same(overrides):
+    """`to_marian` (the way back) keeps the function, paper-style interleaved positions included."""
+    from transformer.convert import to_marian
+
+    model = tiny_model(seed=5, **overrides)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn_like(p) * 0.3)  # non-zero biases and LayerNorms too
+    hf = to_marian(model)
+    src = torch.tensor([[5, 6, 7, 8, 2], [9, 4, 2, 0, 0]])
+    tgt = torch.tensor([[1, 5, 6, 7], [1, 8, 3, 3]])
+    with torch.no_grad():
+        ours = model(src, tgt, return_attention=True)
+        theirs = hf(input_ids=src, attention_mask=(src != 0).long(), decoder_input_ids=tgt, output_attentions=True)
+    assert (ours.logits - theirs.logits).abs().max() <= TOL
+    for a, b in zip(ours.attention.cross, theirs.cross_attentions, strict=True):
+        assert (a - b).abs().max() <= TOL
+    for sentence in src:
+        ids = [int(t) for t in sentence if t != 0]
+        expected = hf.generate(torch.tensor([ids]), num_beams=1, do_sample=False, max_new_tokens=10)[0, 1:].tolist()
+        got = generate(model, ids, max_new_tokens=10)
+        assert got == expected[: len(got)]
+
+
+def test_export_to_marian_refuses_what_marian_cannot_express():
+    from transformer.convert import to_marian
+
+    with pytest.raises(ValueError, match="post-norm"):
+        to_marian(tiny_model(norm_position="pre"))
+    with pytest.raises(ValueError, match="post-norm"):
+        to_marian(tiny_model(positional_encoding="learned"))

@@ -2,6 +2,10 @@
 
 python -m transformer.convert twin checkpoints/en-de checkpoints/en-de-untrained   # same shape, random weights
 python -m transformer.convert convert Helsinki-NLP/opus-mt-en-de models/opus-mt-en-de  # Marian -> our format
+python -m transformer.convert marian checkpoints/en-de models/en-de-marian  # our format -> transformers' Marian
+
+`to_marian` is the way back: one of our models as a `transformers` MarianMTModel with the same function (used by the
+benchmark to run the shipped model in both implementations, and tested to give the same logits).
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from .checkpoint import Checkpoint, load_checkpoint, load_pretrained, save_checkpoint
+from .checkpoint import MARIAN_LAYER_KEYS, Checkpoint, load_checkpoint, load_pretrained, save_checkpoint
 from .model import Transformer
 
 
@@ -29,6 +33,87 @@ def untrained_twin(checkpoint: Checkpoint, seed: int = 0) -> Checkpoint:
     return Checkpoint(model, checkpoint.tokenizer, f"{checkpoint.name}-untrained", checkpoint.generation, card)
 
 
+def to_marian(model: Transformer):
+    """The same model as a `transformers` MarianMTModel (eager attention); needs `transformers` installed.
+
+    Marian is a post-norm Transformer with scaled embeddings and [sin | cos] sinusoidal positions. Our paper-style
+    interleaved positions (sin, cos, sin, cos, …) are the same encoding with the dimensions in another order, so a
+    model trained with them is rewritten in Marian's order: every weight that reads or writes the residual stream has
+    its d_model axis permuted (dimension 2i goes to i, 2i+1 to d/2 + i), which leaves every output unchanged.
+    """
+    from transformers import MarianConfig, MarianMTModel
+
+    cfg = model.config
+    if cfg.norm_position != "post" or not cfg.positional_encoding.startswith("sinusoidal"):
+        raise ValueError("Marian is post-norm with sinusoidal positions; this model is not")
+    if cfg.positional_base != 10000.0 or cfg.d_model % 2:
+        raise ValueError("Marian's sinusoids use base 10000 and an even d_model")
+    d = cfg.d_model
+    if cfg.positional_encoding == "sinusoidal_interleaved":
+        order = torch.cat([torch.arange(0, d, 2), torch.arange(1, d, 2)])  # Marian dimension j holds ours order[j]
+    else:
+        order = torch.arange(d)
+    activation = {"relu": "relu", "gelu": "gelu", "silu": "swish"}[cfg.activation]
+    hf_config = MarianConfig(
+        vocab_size=cfg.src_vocab_size,
+        decoder_vocab_size=cfg.tgt_vocab_size,
+        share_encoder_decoder_embeddings=cfg.share_embeddings,
+        tie_word_embeddings=cfg.tie_output,
+        d_model=d,
+        encoder_layers=cfg.n_encoder_layers,
+        decoder_layers=cfg.n_decoder_layers,
+        encoder_attention_heads=cfg.n_heads,
+        decoder_attention_heads=cfg.n_heads,
+        encoder_ffn_dim=cfg.d_ff,
+        decoder_ffn_dim=cfg.d_ff,
+        activation_function=activation,
+        max_position_embeddings=cfg.max_positions,
+        scale_embedding=cfg.scale_embedding,
+        pad_token_id=cfg.pad_id,
+        eos_token_id=cfg.eos_id,
+        decoder_start_token_id=cfg.decoder_start_id,
+        dropout=cfg.dropout,
+        attention_dropout=cfg.attention_dropout,
+        activation_dropout=cfg.activation_dropout,
+    )
+    ours = {name: tensor.detach().float() for name, tensor in model.state_dict().items()}
+    reads_residual = (".q_proj.weight", ".k_proj.weight", ".v_proj.weight", ".fc1.weight")
+    writes_residual = (".out_proj.weight", ".out_proj.bias", ".fc2.weight", ".fc2.bias", ".norm.weight", ".norm.bias")
+    state = {}
+    for name, tensor in ours.items():
+        stack, _, rest = name.partition("_layers.")
+        if stack not in ("encoder", "decoder") or not rest:
+            continue
+        index, _, part = rest.partition(".")
+        theirs = next(t for t, mine in MARIAN_LAYER_KEYS.items() if part.startswith(mine))
+        if name.endswith(reads_residual):
+            tensor = tensor[:, order]
+        elif name.endswith(writes_residual):
+            tensor = tensor[order]
+        state[f"model.{stack}.layers.{index}.{theirs}{part[len(MARIAN_LAYER_KEYS[theirs]) :]}"] = tensor
+    state["model.encoder.embed_tokens.weight"] = ours["src_embed.tokens.weight"][:, order]
+    if cfg.share_embeddings:
+        state["model.shared.weight"] = state["model.encoder.embed_tokens.weight"]
+    target = ours.get("tgt_embed.tokens.weight", ours["src_embed.tokens.weight"])[:, order]
+    state["model.decoder.embed_tokens.weight"] = target
+    state["lm_head.weight"] = ours["output_proj.weight"][:, order] if "output_proj.weight" in ours else target
+    bias = ours.get("logits_bias", torch.zeros(cfg.tgt_vocab_size))
+    state["final_logits_bias"] = bias.reshape(1, -1)
+
+    hf = MarianMTModel(hf_config).eval()
+    missing, unexpected = hf.load_state_dict(state, strict=False)
+    missing = [k for k in missing if "embed_positions" not in k]  # the sinusoids are computed, not learned
+    if missing or unexpected:
+        raise ValueError(f"weights do not fit MarianMTModel: missing {missing}, unexpected {unexpected}")
+    hf.set_attn_implementation("eager")
+    # Our generation rules: </s> forced at the length limit; padding and a separate BOS never generated.
+    generation = hf.generation_config
+    generation.decoder_start_token_id, generation.pad_token_id = cfg.decoder_start_id, cfg.pad_id
+    generation.eos_token_id = generation.forced_eos_token_id = cfg.eos_id
+    generation.bad_words_ids = [[t] for t in sorted({cfg.pad_id, cfg.decoder_start_id} - {cfg.eos_id})]
+    return hf
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m transformer.convert")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -40,10 +125,15 @@ def main(argv: list[str] | None = None) -> None:
     convert.add_argument("source")
     convert.add_argument("dest", type=Path)
     convert.add_argument("--float16", action="store_true")
+    marian = commands.add_parser("marian", help="write one of our checkpoints as a transformers Marian model")
+    marian.add_argument("source", type=Path)
+    marian.add_argument("dest", type=Path)
     args = parser.parse_args(argv)
     if args.command == "twin":
         source = load_checkpoint(args.source)
         save_checkpoint(untrained_twin(source, args.seed), args.dest, dtype=torch.float16)
+    elif args.command == "marian":
+        to_marian(load_checkpoint(args.source).model).save_pretrained(args.dest)
     else:
         save_checkpoint(load_pretrained(args.source), args.dest, dtype=torch.float16 if args.float16 else torch.float32)
     print(f"wrote {args.dest}")
