@@ -113,7 +113,7 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
         status = gr.Markdown(elem_id="status")
         output_text = gr.Textbox(label="Output so far", interactive=False, elem_id="output-text")
         with gr.Row():
-            candidates_plot = gr.Plot(label="Next-token candidates", elem_id="candidates-plot")
+            candidates_plot = gr.Plot(label="Next-token candidates", show_label=False, elem_id="candidates-plot")
             with gr.Column():
                 force_choice = gr.Radio([], label="Force one of the candidates", elem_id="force-choice")
                 force_text = gr.Textbox(label="…or type a token to force", elem_id="force-text")
@@ -126,7 +126,7 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
                 )  # fmt: skip
                 layer = gr.Slider(0, 5, value=0, step=1, label="Layer", elem_id="attention-layer")
                 head = gr.Dropdown(render.head_choices(4), value=render.HEAD_AVERAGE, label="Head", elem_id="head")
-            attention_plot = gr.Plot(elem_id="attention-plot")
+            attention_plot = gr.Plot(show_label=False, elem_id="attention-plot")
         with gr.Tab("Masks and heads"):
             with gr.Row():
                 causal = gr.Checkbox(True, label="Causal mask (decoder sees only the past)", elem_id="causal-mask")
@@ -136,32 +136,32 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
             silenced = gr.CheckboxGroup([], label="Silenced heads", elem_id="silenced-heads")
             compare_btn = gr.Button("Compare with no heads silenced", elem_id="compare-btn")
             compare_text = gr.Markdown()
-            compare_plot = gr.Plot(elem_id="compare-plot")
+            compare_plot = gr.Plot(show_label=False, elem_id="compare-plot")
         with gr.Tab("Positions"):
             with gr.Row():
                 positions = gr.Checkbox(True, label="Add positional encodings", elem_id="positions-toggle")
                 n_positions = gr.Slider(4, 128, value=50, step=1, label="Positions shown")
                 dims = gr.Textbox("0, 1, 10, 11", label="Dimensions for the curves")
-            pe_plot = gr.Plot(elem_id="pe-plot")
+            pe_plot = gr.Plot(show_label=False, elem_id="pe-plot")
             with gr.Row():
-                pe_curves = gr.Plot(elem_id="pe-curves")
-                pe_similarity = gr.Plot(elem_id="pe-similarity")
+                pe_curves = gr.Plot(show_label=False, elem_id="pe-curves")
+                pe_similarity = gr.Plot(show_label=False, elem_id="pe-similarity")
             shuffle_btn = gr.Button("Translate with the source words shuffled", elem_id="shuffle-btn")
             shuffle_text = gr.Markdown()
         with gr.Tab("Trained vs untrained"):
             twin_btn = gr.Button("Show the same view for the untrained twin", elem_id="twin-btn")
             twin_text = gr.Markdown()
             with gr.Row():
-                trained_plot = gr.Plot(elem_id="trained-plot")
-                untrained_plot = gr.Plot(elem_id="untrained-plot")
+                trained_plot = gr.Plot(show_label=False, elem_id="trained-plot")
+                untrained_plot = gr.Plot(show_label=False, elem_id="untrained-plot")
         with gr.Tab("Beam search"):
-            beam_plot = gr.Plot(elem_id="beam-plot")
+            beam_plot = gr.Plot(show_label=False, elem_id="beam-plot")
         with gr.Tab("Walkthrough"):
             walk_btn = gr.Button("Walk through the current sentence and step", elem_id="walkthrough-btn")
             walk_outputs = []
             for heading, text in walkthrough.SECTIONS:
                 gr.Markdown(f"### {heading}\n{text}", latex_delimiters=[{"left": "$", "right": "$", "display": False}])
-                walk_outputs.append(gr.HTML() if not walk_outputs else gr.Plot())
+                walk_outputs.append(gr.HTML() if not walk_outputs else gr.Plot(show_label=False))
         with gr.Tab("Share"):
             share_link = gr.Markdown(elem_id="share-link")
 
@@ -238,11 +238,19 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
             explorer.step()
             return ""
 
+        def streaming(explorer: Explorer) -> list[Any]:
+            """What Run sends after each token: the text so far; figures are drawn once, at the end (redrawing
+            them for every token kept the browser a second behind the server; see BENCHMARKS.md)."""
+            text = explorer.checkpoint.tokenizer.decode_target(explorer.decoding.output_ids)
+            updates = [gr.skip()] * len(main_outputs)
+            updates[0], updates[2], updates[3] = explorer, "Running…", text
+            return updates
+
         def do_run(explorer, *values):
             try:
                 explorer = settled(explorer, *values)
                 for _ in explorer.run():
-                    yield refreshed(explorer)
+                    yield streaming(explorer)
                 yield refreshed(explorer)
             except ExplorerError as error:
                 yield refreshed(explorer if isinstance(explorer, Explorer) else None, str(error))
