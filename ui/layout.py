@@ -171,7 +171,9 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
         main_outputs = [explorer_state, pieces, status, output_text, candidates_plot, force_choice, attention_plot,
                         beam_plot, share_link, silenced, layer, head, examples, model, teacher_text]  # fmt: skip
 
-        def refreshed(explorer: Explorer | None, message: str = "") -> list[Any]:
+        def refreshed(explorer: Explorer | None, message: str = "", light: bool = False) -> list[Any]:
+            """Every main output for the explorer's state. `light`: the settings did not change (Step, Back, Run,
+            forcing), so the controls that only depend on them are left alone: fewer components to redraw."""
             if explorer is None:
                 return [None, "", message, "", None, gr.update(choices=[]), None, None, "", gr.update(),
                         gr.update(), gr.update(), gr.update(), gr.update(), ""]  # fmt: skip
@@ -181,7 +183,7 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
             limit_note = ""
             if len(state.choices) >= state.max_output_tokens and not views.finished:
                 limit_note = f"The output length limit ({state.max_output_tokens} tokens) is reached."
-            return [
+            outputs = [
                 explorer,
                 render.source_chips(explorer),
                 html.escape(message or limit_note),
@@ -199,6 +201,10 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
                 gr.update(value=state.model),  # after a failed load, back to the model that is in use
                 render.teacher_forced_markdown(views, state),
             ]  # fmt: skip
+            if light:  # the source chips, the head and layer controls, the examples and the model stay as they are
+                for index in (1, 9, 10, 11, 12, 13) + ((7,) if state.strategy != "beam" else ()):
+                    outputs[index] = gr.skip()
+            return outputs
 
         def settled(explorer: Explorer | None, *values) -> Explorer:
             """The user's explorer with the settings on the page (a new one when there was none)."""
@@ -223,12 +229,16 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
                     explorer.update(**changes)
             return explorer
 
-        def guarded(action: Callable[..., Any]) -> Callable[..., list[Any]]:
+        def guarded(action: Callable[..., Any], *, moves: bool = False) -> Callable[..., list[Any]]:
+            """A handler for `action`; `moves`: it only moves through the decoding (Step, Back, forcing)."""
+
             def handler(explorer, *values):
                 try:
+                    before = explorer.state if isinstance(explorer, Explorer) else None
                     explorer = settled(explorer, *values)
+                    light = moves and explorer.state == before
                     message = action(explorer) or ""
-                    return refreshed(explorer, message)
+                    return refreshed(explorer, message, light=light)
                 except ExplorerError as error:
                     return refreshed(explorer if isinstance(explorer, Explorer) else None, str(error))
 
@@ -248,19 +258,23 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
 
         def do_run(explorer, *values):
             try:
+                before = explorer.state if isinstance(explorer, Explorer) else None
                 explorer = settled(explorer, *values)
+                light = explorer.state == before
                 for _ in explorer.run():
                     yield streaming(explorer)
-                yield refreshed(explorer)
+                yield refreshed(explorer, light=light)
             except ExplorerError as error:
                 yield refreshed(explorer if isinstance(explorer, Explorer) else None, str(error))
 
-        step_btn.click(guarded(do_step), [explorer_state, *settings], main_outputs, api_visibility="private")
-        run_btn.click(run_gpu(do_run), [explorer_state, *settings], main_outputs, api_visibility="private")
-        back_btn.click(guarded(lambda e: e.back()), [explorer_state, *settings], main_outputs,
-                       api_visibility="private")  # fmt: skip
-        reset_btn.click(guarded(lambda e: e.reset()), [explorer_state, *settings], main_outputs,
-                        api_visibility="private")  # fmt: skip
+        # A step answers in well under a second: no loading overlay on the fifteen outputs (putting it up and taking
+        # it down again cost the browser more than drawing the new figures).
+        quick = dict(api_visibility="private", show_progress="hidden")
+        step_btn.click(guarded(do_step, moves=True), [explorer_state, *settings], main_outputs, **quick)
+        run_btn.click(run_gpu(do_run), [explorer_state, *settings], main_outputs, api_visibility="private",
+                      show_progress="minimal")  # fmt: skip
+        back_btn.click(guarded(lambda e: e.back(), moves=True), [explorer_state, *settings], main_outputs, **quick)
+        reset_btn.click(guarded(lambda e: e.reset()), [explorer_state, *settings], main_outputs, **quick)
         apply = guarded(lambda e: None)
 
         def prepare_model(name: str, progress=gr.Progress(track_tqdm=True)) -> str:  # noqa: B008 (gradio's idiom)
@@ -305,15 +319,13 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
         )  # fmt: skip
 
         def force_candidate(explorer, choice, *values):
-            return guarded(lambda e: e.step(force=int(choice)) and "")(explorer, *values)
+            return guarded(lambda e: e.step(force=int(choice)) and "", moves=True)(explorer, *values)
 
         def force_typed(explorer, text, *values):
-            return guarded(lambda e: e.force_text(text) and "")(explorer, *values)
+            return guarded(lambda e: e.force_text(text) and "", moves=True)(explorer, *values)
 
-        force_choice.input(force_candidate, [explorer_state, force_choice, *settings], main_outputs,
-                           api_visibility="private")  # fmt: skip
-        force_text.submit(force_typed, [explorer_state, force_text, *settings], main_outputs,
-                          api_visibility="private")  # fmt: skip
+        force_choice.input(force_candidate, [explorer_state, force_choice, *settings], main_outputs, **quick)
+        force_text.submit(force_typed, [explorer_state, force_text, *settings], main_outputs, **quick)
 
         def compare(explorer, *values):
             try:

@@ -1,0 +1,491 @@
+"""The app half of the benchmark: start the real app (`python app.py`) as its own process and time it in Chromium.
+
+`measure_app(quick=...)` returns plain numbers (JSON-serialisable):
+
+* **Start-up** — `ready_s`: seconds from just before `Popen` until `GET /` answers 200 (median of 3 starts, or 1
+  in quick mode; every start in `ready_s_each`). `page_load_s`: from `page.goto` until the first heatmap is drawn.
+* **Step** — `step_ms_*`: from clicking Step (`#step-btn`) until the attention heatmap (`#attention-plot`, the
+  default view: cross-attention, layer 0, average of the heads) is *drawn* with the new token's row. On a
+  ten-word sentence (`SENTENCE`) with the built-in model `model`; 30 timed steps (3 in quick mode), the
+  translation is reset whenever it finishes.
+* **Run** — `run_ms_*`: from clicking Run (`#run-btn`) until the whole translation is shown; reset in between.
+  10 runs (2 in quick mode). Also `translation` and `n_steps`, the Step clicks from the empty output to the finish.
+* **Memory** of the app process from `/proc/<pid>/status`, in MiB: `rss_bare_mb` right after start (no model is
+  loaded yet: `ModelRegistry` loads lazily), `rss_ready_mb` once every built-in model (`models_loaded`) has been
+  loaded through the page, by picking each once in the model dropdown; `rss_after_steps_mb` after
+  `memory_step_clicks` Step clicks in all (100; 30 in quick mode, to stay under a minute), also reported as
+  `rss_after_100_steps_mb` when there were 100 (else null); and `peak_mb`, VmHWM at the end.
+
+How "drawn" is detected. After k steps the cross-attention heatmap has k + 1 query rows (`"0 · <s>"`,
+`"1 · ▁Die"`, …), and Gradio's Plot component calls `Plotly.react` on the same `.js-plotly-plot` div for every
+new figure. Plotly emits `plotly_afterplot` on that div when it has finished drawing a figure. One
+`page.evaluate` reads the current number of rows n, listens to `plotly_afterplot`, takes `performance.now()`,
+calls `.click()`, and then checks on every `requestAnimationFrame` whether a draw with n + 1 rows has happened;
+the time is taken in that frame callback, i.e. just before the frame with the new heatmap is painted. (The y tick
+labels are no signal: Plotly leaves some out when the rows are dense, e.g. at 5–6 rows.) The step that emits
+`</s>` adds no row (nothing is predicted after `</s>`, so its row is not shown): it is not timed, and is
+recognised by the candidates plot's title "The translation is finished".
+
+How "translation shown" is detected (Run): the output textbox `#output-text` holds exactly the final translation
+(found beforehand by stepping through the sentence once), the candidates plot's title says the translation is
+finished, and the heatmap has been drawn with the final number of rows.
+
+Where the time goes. An init script wraps `window.fetch` and taps the server-sent-event stream of every event
+(`/queue/data`), passing it through unchanged: the size of the stream, the number of output messages, Gradio's own
+`duration` of the handler in each (the model's forward pass and building the figures; not the JSON encoding),
+and when Gradio's client read the final `process_completed` message. Per step (and likewise per run):
+`step_server_fn_ms_median` (the handler), `step_message_ms_median` (click → the answer read by the page: queue,
+handler, encoding, network), `step_stream_end_ms_median` (click → the whole stream received by the network stack,
+from Resource Timing), `step_browser_ms_median` (the answer read → the heatmap drawn: JSON parsing, Svelte
+updates, Plotly) and `step_message_bytes_median`. For Run the client reads the stream as fast as it renders the
+streamed updates, so `run_message_ms` lags `run_stream_end_ms` when the browser is the bottleneck.
+
+Run with `python -m ui.bench [--quick]`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SENTENCE = "The children play in the park after school every day."  # ten everyday words
+READY_TIMEOUT_S = 90
+ACTION_TIMEOUT_MS = 60_000  # for one click's answer; generous, as the machine may be busy
+STATUS = "#status [data-testid=markdown]"  # the status message (not the progress shown while an event runs)
+
+# Runs in the page before Gradio's own scripts: every `/queue/data` stream (one per event) is passed through
+# unchanged, and its messages are noted in `window.__benchStreams`.
+STREAM_TAP_JS = """
+window.__benchStreams = [];
+const originalFetch = window.fetch;
+window.fetch = async (...args) => {
+    const response = await originalFetch(...args);
+    const url = String((args[0] && args[0].url) || args[0]);
+    if (!url.includes('/queue/data') || !response.body) return response;
+    const stream = {start: performance.now(), bytes: 0, messages: 0, serverFnS: 0, completedAt: null};
+    window.__benchStreams.push(stream);
+    const decoder = new TextDecoder();
+    let pending = '';
+    const tap = new TransformStream({
+        transform(chunk, controller) {
+            stream.bytes += chunk.byteLength;
+            pending += decoder.decode(chunk, {stream: true});
+            const lines = pending.split('\\n');
+            pending = lines.pop();
+            for (const line of lines) {
+                if (!line.startsWith('data:')) continue;
+                try {
+                    const message = JSON.parse(line.slice(5));
+                    if (message.msg === 'process_generating' || message.msg === 'process_completed') {
+                        stream.messages += 1;
+                        stream.serverFnS += (message.output && message.output.duration) || 0;
+                    }
+                    if (message.msg === 'process_completed') stream.completedAt = performance.now();
+                } catch (error) { /* not JSON: not ours to judge */ }
+            }
+            controller.enqueue(chunk);
+        },
+    });
+    return new Response(response.body.pipeThrough(tap),
+                        {status: response.status, statusText: response.statusText, headers: response.headers});
+};
+"""
+
+# Shared by the snippets below. `watchDraws()` listens to `plotly_afterplot` on the heatmap's div and remembers
+# how many rows the figure had when it was last drawn (since the watch began).
+_JS_HELPERS = """
+const plot = () => document.querySelector('#attention-plot .js-plotly-plot');
+const rows = () => { const gd = plot(); return gd && gd.data && gd.data.length ? gd.data[0].y.length : 0; };
+const finishedShown = () => [...document.querySelectorAll('#candidates-plot .gtitle')]
+    .some(t => t.textContent.includes('finished'));
+const output = () => { const t = document.querySelector('#output-text textarea'); return t ? t.value : null; };
+const watchDraws = () => {
+    const seen = {gd: null, rows: null};
+    const onDraw = () => { seen.rows = rows(); };
+    const attach = () => {
+        const gd = plot();
+        if (!gd || gd === seen.gd || !gd.on) return;
+        if (seen.gd) { seen.gd.removeListener('plotly_afterplot', onDraw); onDraw(); }  // a new div: drawn already
+        seen.gd = gd;
+        gd.on('plotly_afterplot', onDraw);
+    };
+    attach();
+    return {
+        drawn: (n) => { attach(); return seen.rows === n; },
+        stop: () => { if (seen.gd) seen.gd.removeListener('plotly_afterplot', onDraw); },
+    };
+};
+const untilFrame = (t0, done, what) => new Promise((resolve, reject) => {
+    const poll = () => {
+        if (done()) resolve(performance.now() - t0);
+        else if (performance.now() - t0 > TIMEOUT_MS) reject(new Error(`timed out waiting for ${what}`));
+        else requestAnimationFrame(poll);
+    };
+    requestAnimationFrame(poll);
+});
+const answer = async (t0) => {  // the event's stream (opened after the click): its timings and size
+    const stream = window.__benchStreams.filter(s => s.start >= t0).pop();
+    let entry = null;  // Resource Timing: when the network stack had received the whole stream
+    for (let i = 0; i < 100 && !entry; i++) {
+        entry = performance.getEntriesByType('resource')
+            .filter(e => e.name.includes('/queue/data') && e.startTime >= t0).pop();
+        if (!entry) await new Promise(resolve => setTimeout(resolve, 10));
+    }
+    performance.clearResourceTimings();
+    return {
+        message_ms: stream && stream.completedAt !== null ? stream.completedAt - t0 : null,
+        stream_end_ms: entry ? entry.responseEnd - t0 : null,
+        message_bytes: stream ? stream.bytes : null,
+        messages: stream ? stream.messages : null,
+        server_fn_ms: stream ? 1000 * stream.serverFnS : null,
+    };
+};
+""".replace("TIMEOUT_MS", str(ACTION_TIMEOUT_MS))
+
+# Click Step; resolves when the heatmap is drawn with one more row, or (the </s> step) when the finish is shown.
+STEP_JS = (
+    "async () => {"
+    + _JS_HELPERS
+    + """
+    const before = rows();
+    const watch = watchDraws();
+    try {
+        const button = document.querySelector('#step-btn');
+        const t0 = performance.now();
+        button.click();
+        const ms = await untilFrame(t0, () => watch.drawn(before + 1) || finishedShown(), 'the step to be drawn');
+        return {ms, finished: finishedShown() && rows() === before, ...(await answer(t0))};
+    } finally { watch.stop(); }
+}"""
+)
+
+# Click Run; resolves when the final translation, the finish and the final heatmap are all shown.
+RUN_JS = (
+    "async ([finalText, finalRows]) => {"
+    + _JS_HELPERS
+    + """
+    const watch = watchDraws();
+    try {
+        const button = document.querySelector('#run-btn');
+        let first = null;
+        const t0 = performance.now();
+        button.click();
+        const ms = await untilFrame(t0, () => {
+            if (first === null && output()) first = performance.now() - t0;
+            return output() === finalText && finishedShown() && watch.drawn(finalRows);
+        }, 'the translation to be shown');
+        return {ms, first_token_ms: first, ...(await answer(t0))};
+    } finally { watch.stop(); }
+}"""
+)
+
+# Click Reset; resolves when the page shows the empty translation again (one heatmap row, no output).
+RESET_JS = (
+    "async () => {"
+    + _JS_HELPERS
+    + """
+    const watch = watchDraws();
+    try {
+        const t0 = performance.now();
+        document.querySelector('#reset-btn').click();
+        return await untilFrame(t0, () => watch.drawn(1) && output() === '' && !finishedShown(), 'the reset');
+    } finally { watch.stop(); }
+}"""
+)
+
+ROWS_JS = "() => {" + _JS_HELPERS + "return rows(); }"
+
+# What the visible part of the page shows: the source pieces, the heatmap's and the candidates' data. It changes
+# when the page has been rebuilt for another model or sentence. (The share link would do, but Gradio renders a
+# tab's contents only once the tab has been opened.)
+FINGERPRINT_JS = """() => {
+    const figure = (id) => { const gd = document.querySelector(`#${id} .js-plotly-plot`); return gd && gd.data; };
+    return JSON.stringify([document.querySelector('#source-pieces').innerHTML, figure('attention-plot'),
+                           figure('candidates-plot')]);
+}"""
+
+
+# --------------------------------------------------------------------------------------------------------
+# Numbers
+# --------------------------------------------------------------------------------------------------------
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Nearest-rank percentile (q in 0…100) of a non-empty list."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
+
+
+def _summary(name: str, values: list[float]) -> dict[str, Any]:
+    """`name_median`, `name_p95` and the raw values `name_each`, rounded to 0.1."""
+    if not values:
+        return {f"{name}_median": None, f"{name}_p95": None, f"{name}_each": []}
+    return {
+        f"{name}_median": round(statistics.median(values), 1),
+        f"{name}_p95": round(percentile(values, 95), 1),
+        f"{name}_each": [round(v, 1) for v in values],
+    }
+
+
+def _median(results: list[dict[str, Any]], key: str, digits: int = 1) -> float | None:
+    """The median of `key` over the results that have it."""
+    values = [r[key] for r in results if r.get(key) is not None]
+    return round(statistics.median(values), digits) if values else None
+
+
+def _breakdown(name: str, results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Where the time of the clicks went: handler, answer in the page, browser; and the size of the answer."""
+    for r in results:
+        r["browser_ms"] = r["ms"] - r["message_ms"] if r.get("message_ms") is not None else None
+    return {
+        f"{name}_server_fn_ms_median": _median(results, "server_fn_ms"),
+        f"{name}_message_ms_median": _median(results, "message_ms"),
+        f"{name}_stream_end_ms_median": _median(results, "stream_end_ms"),
+        f"{name}_browser_ms_median": _median(results, "browser_ms"),
+        f"{name}_message_bytes_median": _median(results, "message_bytes", 0),
+    }
+
+
+# --------------------------------------------------------------------------------------------------------
+# The app process
+# --------------------------------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def builtin_models() -> list[str]:
+    """The built-in models, as `ModelRegistry` finds them: the folders of `checkpoints/` with a config.json."""
+    return sorted(p.name for p in (ROOT / "checkpoints").iterdir() if (p / "config.json").is_file())
+
+
+class App:
+    """`python app.py` in its own process, on a free port, as tests/test_browser.py starts it; output to a log."""
+
+    def __init__(self) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}/"
+        self.process: subprocess.Popen | None = None
+        self.log = tempfile.NamedTemporaryFile(prefix="bench-app-", suffix=".log", delete=False)  # noqa: SIM115
+
+    def start(self) -> float:
+        """Start the app; the seconds from just before `Popen` until `GET /` answers 200."""
+        env = {**os.environ, "GRADIO_SERVER_PORT": str(self.port), "HF_HUB_OFFLINE": "1"}
+        env["GRADIO_ANALYTICS_ENABLED"] = "False"
+        start = time.perf_counter()
+        self.process = subprocess.Popen(
+            [sys.executable, "app.py"], cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT
+        )
+        while time.perf_counter() - start < READY_TIMEOUT_S:
+            try:
+                with urllib.request.urlopen(self.url, timeout=1) as answer:
+                    if answer.status == 200:
+                        return time.perf_counter() - start
+            except OSError:
+                if self.process.poll() is not None:
+                    raise RuntimeError("the app exited") from None
+            time.sleep(0.05)
+        raise RuntimeError(f"the app did not answer within {READY_TIMEOUT_S} s")
+
+    def memory_mb(self) -> dict[str, float]:
+        """VmRSS and VmHWM (the peak resident set) of the app process, in MiB."""
+        assert self.process is not None
+        fields = {}
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                fields[key] = round(int(value.split()[0]) / 1024, 1)  # the kernel writes kB
+        return fields
+
+    def log_tail(self, chars: int = 3000) -> str:
+        return Path(self.log.name).read_text(errors="replace")[-chars:]
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process = None
+
+    def close(self) -> None:
+        self.stop()
+        self.log.close()
+        Path(self.log.name).unlink(missing_ok=True)
+
+
+# --------------------------------------------------------------------------------------------------------
+# The page
+# --------------------------------------------------------------------------------------------------------
+
+
+def _until_rebuilt(page, before: str, what: str) -> None:
+    """Wait until the page shows something else than `before` (a fingerprint) or a message; fail on a message."""
+    page.wait_for_function(
+        f"before => ({FINGERPRINT_JS})() !== before || document.querySelector('{STATUS}').innerText.trim() !== ''",
+        arg=before,
+        timeout=ACTION_TIMEOUT_MS,
+    )
+    status = page.locator(STATUS).inner_text().strip()
+    if status:
+        raise RuntimeError(f"{what}: {status}")
+
+
+def _pick_model(page, name: str) -> None:
+    """Choose a model in the dropdown; wait until the page has been rebuilt with it (so it is loaded)."""
+    before = page.evaluate(FINGERPRINT_JS)
+    page.locator("#model-select input").click()
+    page.get_by_role("option", name=name, exact=True).click()
+    _until_rebuilt(page, before, f"loading {name}")
+
+
+def _set_sentence(page, sentence: str) -> None:
+    """Type the sentence and press Enter; wait until the page has been rebuilt for it."""
+    before = page.evaluate(FINGERPRINT_JS)
+    source = page.locator("#source-text textarea")
+    source.fill(sentence)
+    source.press("Enter")
+    _until_rebuilt(page, before, f"the sentence {sentence!r}")
+
+
+def _measure_page(app: App, page, *, model: str, steps: int, runs: int, memory_steps: int) -> dict[str, Any]:
+    """Everything measured in the browser, on a started app; see the module docstring."""
+    page.add_init_script(STREAM_TAP_JS)
+    start = time.perf_counter()
+    page.goto(app.url)
+    page.wait_for_selector("#attention-plot .js-plotly-plot", timeout=ACTION_TIMEOUT_MS)
+    page_load_s = time.perf_counter() - start
+
+    models = builtin_models()
+    for name in [*(m for m in models if m != model), model]:  # every built-in model once, the measured one last
+        if page.locator("#model-select input").input_value() != name:
+            _pick_model(page, name)
+    ready_memory = app.memory_mb()
+
+    _set_sentence(page, SENTENCE)
+    step_clicks = 0
+
+    def step() -> dict[str, Any]:
+        nonlocal step_clicks
+        step_clicks += 1
+        return page.evaluate(STEP_JS)
+
+    # Once through the sentence, untimed (a warm-up): the final translation and the number of steps.
+    n_steps = 1
+    while not step()["finished"]:
+        n_steps += 1
+    translation = page.locator("#output-text textarea").input_value()
+    final_rows = page.evaluate(ROWS_JS)
+    page.evaluate(RESET_JS)
+
+    timed: list[dict[str, Any]] = []
+    while len(timed) < steps:
+        result = step()
+        if result["finished"]:  # the </s> step: not timed (see the module docstring)
+            page.evaluate(RESET_JS)
+        else:
+            timed.append(result)
+
+    run_results = []
+    for _ in range(runs):
+        page.evaluate(RESET_JS)
+        run_results.append(page.evaluate(RUN_JS, [translation, final_rows]))
+    page.evaluate(RESET_JS)
+
+    while step_clicks < memory_steps:
+        if step()["finished"]:
+            page.evaluate(RESET_JS)
+    after_memory = app.memory_mb()
+
+    return {
+        "page_load_s": round(page_load_s, 2),
+        "translation": translation,
+        "n_steps": n_steps,
+        **_summary("step_ms", [r["ms"] for r in timed]),
+        **_breakdown("step", timed),
+        **_summary("run_ms", [r["ms"] for r in run_results]),
+        **_breakdown("run", run_results),
+        "run_first_token_ms_median": _median(run_results, "first_token_ms"),
+        "run_messages": _median(run_results, "messages", 0),
+        "models_loaded": models,
+        "rss_ready_mb": ready_memory["VmRSS"],
+        "memory_step_clicks": step_clicks,
+        "rss_after_steps_mb": after_memory["VmRSS"],
+        "rss_after_100_steps_mb": after_memory["VmRSS"] if step_clicks == 100 else None,
+    }
+
+
+def measure_app(*, quick: bool, repeats: int | None = None, model: str = "en-de") -> dict:
+    """Start the real app and measure start-up, Step, Run and memory; see the module docstring.
+
+    Args:
+        quick: 1 start, 3 timed steps, 2 runs and 30 Step clicks before the memory is read (under a minute on an
+            idle machine), instead of 3 starts, 30 steps, 10 runs and 100 clicks.
+        repeats: how many runs to time, and in full mode how many starts, instead of the numbers above.
+        model: the built-in model to step and run.
+    """
+    from playwright.sync_api import sync_playwright  # only the benchmark needs playwright
+
+    if model not in builtin_models():
+        raise ValueError(f"{model!r} is not a built-in model ({', '.join(builtin_models())})")
+    starts = 1 if quick else (repeats or 3)
+    runs = repeats or (2 if quick else 10)
+    steps, memory_steps = (3, 30) if quick else (30, 100)
+
+    result: dict[str, Any] = {"quick": quick, "model": model, "sentence": SENTENCE}
+    ready = []
+    app = App()
+    try:
+        for i in range(starts):
+            ready.append(app.start())
+            if i < starts - 1:
+                app.stop()
+        result.update(
+            ready_s=round(statistics.median(ready), 2),
+            ready_s_each=[round(r, 2) for r in ready],
+            rss_bare_mb=app.memory_mb()["VmRSS"],
+        )
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                page = browser.new_page(viewport={"width": 1280, "height": 1600})
+                page.set_default_timeout(ACTION_TIMEOUT_MS)
+                result.update(_measure_page(app, page, model=model, steps=steps, runs=runs, memory_steps=memory_steps))
+            finally:
+                browser.close()
+        result["peak_mb"] = app.memory_mb()["VmHWM"]
+    except Exception as error:
+        raise RuntimeError(f"the benchmark failed: {error}\n--- the app's output ---\n{app.log_tail()}") from error
+    finally:
+        app.close()
+    return result
+
+
+if __name__ == "__main__":
+    print(json.dumps(measure_app(quick="--quick" in sys.argv), indent=2, ensure_ascii=False))
