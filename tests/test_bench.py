@@ -49,3 +49,19 @@ def test_the_cached_and_recomputed_decoders_agree():
             out = model.decode(torch.tensor([[token]]), encoded, cache=cache)
             cache = out.cache
     torch.testing.assert_close(out.logits[0, -1], full, atol=1e-4, rtol=1e-4)
+
+
+def test_the_app_benchmark_in_quick_mode():
+    """Sections 6 and 7 against the real app in Chromium (skipped where Chromium is missing, as the browser tests)."""
+    from pathlib import Path
+
+    if not Path("/usr/bin/chromium").exists():
+        pytest.skip("Debian's chromium is not installed")
+    from ui.bench import measure_app
+
+    app = measure_app(quick=True)
+    assert app["ready_s"] > 0 and app["step_ms_median"] > 0 and app["run_ms_median"] > 0
+    assert app["translation"] and app["n_steps"] >= 2
+    assert app["rss_ready_mb"] > 0 and app["peak_mb"] >= app["rss_ready_mb"]
+    lines = bench.app_markdown({**app, "model": app["model"]})
+    assert any("Step → heatmap drawn" in line for line in lines)

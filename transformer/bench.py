@@ -733,7 +733,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-app", action="store_true", help="skip sections 6 and 7 (they need Chromium)")
     parser.add_argument("--out", type=Path, default=None, help="markdown file (default: BENCHMARKS.md, full run)")
     parser.add_argument("--json", type=Path, default=None, help="also write the raw numbers here")
-    parser.add_argument("--notes", type=Path, default=None, help="a markdown file of notes to append")
+    parser.add_argument("--notes", type=Path, default=None, help="notes to append (full run: docs/benchmark-notes.md)")
     parser.add_argument("--from-json", type=Path, default=None, help="only rewrite the markdown from saved numbers")
     args = parser.parse_args(argv)
     plan = QUICK if args.quick else FULL
@@ -741,8 +741,9 @@ def main(argv: list[str] | None = None) -> None:
         results = json.loads(args.from_json.read_text())
     else:
         results = run(plan, threads=args.threads, app=not args.no_app)
-    if args.notes:
-        results["notes"] = args.notes.read_text(encoding="utf-8")
+    notes = args.notes or (None if args.quick else ROOT / "docs" / "benchmark-notes.md")
+    if notes and notes.exists():
+        results["notes"] = notes.read_text(encoding="utf-8")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
     out = args.out or (None if args.quick else ROOT / "BENCHMARKS.md")
