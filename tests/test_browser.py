@@ -208,3 +208,48 @@ def test_every_figure_has_plotlys_download_button(page):
     page.get_by_role("tab", name="Attention").click()
     page.locator("#attention-plot .js-plotly-plot").hover()
     assert page.locator("#attention-plot .modebar-btn[data-title*='Download']").count() == 1
+
+
+INJECTION = (
+    "<img src=x onerror=\"window.__pwned='img'\"> <script>window.__pwned='script'</script> "
+    "[link](javascript:window.__pwned='link') <b>bold</b> $\\href{javascript:alert(1)}{x}$ **stars**"
+)
+
+
+def test_markup_typed_by_a_user_is_shown_as_text_and_never_runs(page):
+    """Issue 6: text that looks like HTML, script, Markdown or LaTeX stays text in every view."""
+    page.get_by_role("tab", name="Attention").click()
+    choose = page.locator("#model-select input")
+    choose.click()
+    page.get_by_role("option", name="en-de", exact=True).click()
+    page.wait_for_function("() => document.querySelector('#model-select input').value === 'en-de'")
+    source = page.locator("#source-text textarea")
+    source.fill(INJECTION)
+    source.press("Enter")
+    page.wait_for_function("() => document.querySelector('#source-pieces').innerText.includes('script')")
+    rows = "() => document.querySelector('#attention-plot .js-plotly-plot').data[0].y.length"
+    page.locator("#step-btn").click()
+    page.wait_for_function(f"() => ({rows})() === 2")  # the first step is drawn
+    force = page.locator("#force-text textarea, #force-text input").first
+    force.fill("<img src=x onerror=\"window.__pwned='force'\">")
+    force.press("Enter")
+    page.wait_for_function("() => document.querySelector('#status').innerText.length > 0")
+    page.locator("#run-btn").click()
+    page.wait_for_function("() => document.querySelector('#candidates-plot').innerText.includes('finished')")
+    page.get_by_role("tab", name="Share").click()
+    page.wait_for_selector("#share-link a")
+    page.get_by_role("tab", name="Attention").click()
+    page.get_by_text("cross-attention", exact=True).click()  # the source pieces label the x axis
+    page.wait_for_function("() => document.querySelector('#attention-plot').innerText.includes('script')")
+
+    assert page.evaluate("() => window.__pwned") is None  # nothing ran
+    app = "gradio-app"
+    assert page.locator(f"{app} img[src='x'], {app} script:not([src]):has-text('__pwned')").count() == 0
+    assert page.locator(f"{app} a[href^='javascript']").count() == 0
+    chips = page.locator("#source-pieces").inner_text()
+    assert "script" in chips and "<unk>" in chips  # shown as text (en-de has no piece for "<": it shows <unk>)
+    ticks = page.evaluate(
+        "() => [...document.querySelectorAll('#attention-plot .xtick text')].map(t => t.textContent).join(' ')"
+    )
+    assert "<unk>" in ticks or "script" in ticks  # the axis labels carry the pieces as text
+    shot(page, "injection")
