@@ -21,6 +21,7 @@ import binascii
 import dataclasses
 import json
 import random
+import re
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -28,7 +29,7 @@ from pathlib import Path
 
 import torch
 
-from .checkpoint import Checkpoint, CheckpointError, load_checkpoint, load_pretrained
+from .checkpoint import Checkpoint, CheckpointError, download_marian, load_checkpoint, load_marian
 from .decoding import BeamSearch, Candidate, Decoding, Greedy, ModelSwitches, Sampling, Step, Strategy
 from .model import ATTENTION_FAMILIES, HeadRef, validate_heads
 
@@ -76,6 +77,7 @@ class ExplorerState:
                 raise ExplorerError(message)
 
         require(isinstance(self.source, str), "the source must be text")
+        require(_is_unicode(self.source), "the text holds invalid characters (lone surrogates)")
         require(
             len(self.source) <= MAX_SOURCE_CHARS, f"the sentence is too long (at most {MAX_SOURCE_CHARS} characters)"
         )
@@ -159,10 +161,34 @@ class ExplorerState:
 # --------------------------------------------------------------------------------------------------------
 
 
-class ModelRegistry:
-    """Built-in checkpoints (folders under `checkpoints/`) and Hub models, loaded once, shared read-only."""
+def _is_unicode(text: str) -> bool:
+    """False for text that is not valid Unicode (lone surrogates, which can arrive through the API)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
-    def __init__(self, folder: str | Path, loader: Callable[..., Checkpoint] = load_pretrained, device: str = "cpu"):
+
+# What a user may name besides a built-in model: a Hub repo id, "owner/name". Never a path on the server.
+HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}")
+
+
+def load_hub_model(repo_id: str, device: str | torch.device = "cpu") -> Checkpoint:
+    """An opus-mt (Marian) model from the Hugging Face Hub, downloaded once into the standard cache."""
+    checkpoint = load_marian(download_marian(repo_id), device)
+    checkpoint.name = repo_id
+    return checkpoint
+
+
+class ModelRegistry:
+    """Built-in checkpoints (folders under `checkpoints/`) and Hub models, loaded once, shared read-only.
+
+    Names come from users: a built-in name, or a Hub repo id ("Helsinki-NLP/opus-mt-en-de"). Anything else, a
+    path on the server included, is refused before any file is touched.
+    """
+
+    def __init__(self, folder: str | Path, loader: Callable[..., Checkpoint] = load_hub_model, device: str = "cpu"):
         self.folder = Path(folder)
         self.device = device
         self.builtin = sorted(p.name for p in self.folder.iterdir() if (p / "config.json").is_file())
@@ -173,6 +199,12 @@ class ModelRegistry:
 
     def get(self, name: str) -> Checkpoint:
         """The model called `name` (a built-in, or a Hub repo id such as Helsinki-NLP/opus-mt-en-de)."""
+        builtin = name in self.builtin
+        if not builtin and not (HUB_ID.fullmatch(name) and ".." not in name):
+            raise ExplorerError(
+                f"unknown model {name[:100]!r}: choose a built-in model ({', '.join(self.builtin)}) "
+                "or give a Hugging Face Hub id such as Helsinki-NLP/opus-mt-en-de"
+            )
         with self._guard:
             if name in self._loaded:
                 return self._loaded[name]
@@ -180,9 +212,9 @@ class ModelRegistry:
         with lock:  # one load per model, even when several users ask for it at once
             if name not in self._loaded:
                 try:
-                    builtin = name in self.builtin
-                    path = self.folder / name if builtin else name
-                    checkpoint = (load_checkpoint if builtin else self.loader)(path, self.device)
+                    checkpoint = (
+                        load_checkpoint(self.folder / name, self.device) if builtin else self.loader(name, self.device)
+                    )
                 except CheckpointError as error:
                     raise ExplorerError(str(error)) from None
                 checkpoint.model.requires_grad_(False)
