@@ -55,3 +55,16 @@ def test_two_clients_at_once_with_different_settings_get_their_own_results(clien
         silenceds = list(pool.map(silenced, range(3)))
     assert plains == [alone_plain] * 3
     assert silenceds == [alone_silenced["translation"]] * 3
+
+
+def test_a_run_over_its_time_budget_stops_with_a_message(client, monkeypatch):
+    import ui.layout
+
+    settings = ["numbers-de", "three hundred and forty-two", "greedy", 1.0, 0, 1.0, 0, 4, 64, True, True, True, 0,
+                [], "cross", 0, "average"]  # fmt: skip
+    monkeypatch.setattr(ui.layout, "RUN_BUDGET_S", 0.0)
+    stopped = client.predict(*settings, api_name="/run")
+    assert "time budget" in stopped[1]  # the status line
+    monkeypatch.setattr(ui.layout, "RUN_BUDGET_S", 30.0)
+    finished = client.predict(*settings, api_name="/run")  # Run again goes on from there, to the end
+    assert finished[2] == "dreihundertzweiundvierzig" and "time budget" not in finished[1]

@@ -7,6 +7,8 @@ read-only. Every handler catches `ExplorerError` and shows its message, so bad i
 from __future__ import annotations
 
 import html
+import os
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -26,6 +28,11 @@ from transformer.explorer import (
 from . import render, walkthrough
 from .api import make_translate
 
+# Queues (see where the events are wired): quick events (Step, Back, Reset, toggles) and long ones (Run and the
+# whole-sentence comparisons) wait in separate lines; a Run stops after RUN_BUDGET_S seconds with a message.
+QUICK_CONCURRENCY = int(os.environ.get("EXPLORER_QUICK_CONCURRENCY", 2))
+LONG_CONCURRENCY = int(os.environ.get("EXPLORER_LONG_CONCURRENCY", 1))
+RUN_BUDGET_S = float(os.environ.get("EXPLORER_RUN_BUDGET_S", 30))
 HUB_EXAMPLES = ["Helsinki-NLP/opus-mt-en-de", "Helsinki-NLP/opus-mt-en-fr", "Helsinki-NLP/opus-mt-en-zh"]
 EXAMPLES = {
     "en-de": ["The weather is nice today.", "Where is the train station?", "Better late than never."],
@@ -110,6 +117,7 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
             run_btn = gr.Button("Run", elem_id="run-btn")
             back_btn = gr.Button("Back", elem_id="back-btn")
             reset_btn = gr.Button("Reset", elem_id="reset-btn")
+            stop_btn = gr.Button("Stop", elem_id="stop-btn", variant="stop", min_width=80, scale=0)
         status = gr.Markdown(elem_id="status")
         output_text = gr.Textbox(label="Output so far", interactive=False, elem_id="output-text")
         with gr.Row():
@@ -261,20 +269,33 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
                 before = explorer.state if isinstance(explorer, Explorer) else None
                 explorer = settled(explorer, *values)
                 light = explorer.state == before
+                started = time.monotonic()
                 for _ in explorer.run():
+                    if time.monotonic() - started > RUN_BUDGET_S:  # a shared machine: nobody holds it for long
+                        message = f"Run stopped after {RUN_BUDGET_S:g} s (the time budget); press Run to go on."
+                        yield refreshed(explorer, message, light=light)
+                        return
                     yield streaming(explorer)
                 yield refreshed(explorer, light=light)
             except ExplorerError as error:
                 yield refreshed(explorer if isinstance(explorer, Explorer) else None, str(error))
 
-        # A step answers in well under a second: no loading overlay on the fifteen outputs (putting it up and taking
-        # it down again cost the browser more than drawing the new figures).
-        quick = dict(api_visibility="private", show_progress="hidden")
-        step_btn.click(guarded(do_step, moves=True), [explorer_state, *settings], main_outputs, **quick)
-        run_btn.click(run_gpu(do_run), [explorer_state, *settings], main_outputs, api_visibility="private",
-                      show_progress="minimal")  # fmt: skip
-        back_btn.click(guarded(lambda e: e.back(), moves=True), [explorer_state, *settings], main_outputs, **quick)
-        reset_btn.click(guarded(lambda e: e.reset()), [explorer_state, *settings], main_outputs, **quick)
+        # Three queues, so that many users at once are served fairly: quick events (a step, a toggle) never wait
+        # behind a long Run or a whole-sentence comparison. A step answers in well under a second: no loading
+        # overlay on the fifteen outputs (putting it up and taking it down cost the browser more than the figures).
+        # Step, Run, Back, Reset and Apply can be called by gradio_client (undocumented; the load test uses them).
+        quick = dict(show_progress="hidden", concurrency_id="quick", concurrency_limit=QUICK_CONCURRENCY)
+        step_btn.click(guarded(do_step, moves=True), [explorer_state, *settings], main_outputs, api_name="step",
+                       api_visibility="undocumented", **quick)  # fmt: skip
+        run_event = run_btn.click(run_gpu(do_run), [explorer_state, *settings], main_outputs, api_name="run",
+                                  api_visibility="undocumented", show_progress="minimal", concurrency_id="long",
+                                  concurrency_limit=LONG_CONCURRENCY)  # fmt: skip
+        stop_btn.click(None, None, None, cancels=[run_event], api_visibility="private")
+        back_btn.click(guarded(lambda e: e.back(), moves=True), [explorer_state, *settings], main_outputs,
+                       api_name="back", api_visibility="undocumented", **quick)  # fmt: skip
+        reset_btn.click(guarded(lambda e: e.reset()), [explorer_state, *settings], main_outputs, api_name="reset",
+                        api_visibility="undocumented", **quick)  # fmt: skip
+        heavy = dict(concurrency_id="long", concurrency_limit=LONG_CONCURRENCY)
         apply = guarded(lambda e: None)
 
         def prepare_model(name: str, progress=gr.Progress(track_tqdm=True)) -> str:  # noqa: B008 (gradio's idiom)
@@ -291,8 +312,9 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
         )
         for control in (strategy, temperature, top_k, top_p, seed, beam_width, max_tokens, causal,
                         padding, positions, pad_to, silenced, family, layer, head):  # fmt: skip
-            control.input(apply, [explorer_state, *settings], main_outputs, api_visibility="private")
-        source.submit(apply, [explorer_state, *settings], main_outputs, api_visibility="private")
+            control.input(apply, [explorer_state, *settings], main_outputs, api_visibility="private", **quick)
+        source.submit(apply, [explorer_state, *settings], main_outputs, api_name="apply", api_visibility="undocumented",
+                      **quick)  # fmt: skip
         examples.click(lambda sample: sample[0], examples, source, api_visibility="private").then(
             apply, [explorer_state, *settings], main_outputs, api_visibility="private"
         )
@@ -334,7 +356,7 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
                 return None, html.escape(str(error))
 
         compare_btn.click(run_gpu(compare), [explorer_state, *settings], [compare_plot, compare_text],
-                          api_visibility="private")  # fmt: skip
+                          api_visibility="private", **heavy)  # fmt: skip
 
         def positional(explorer, n, dims_text, *values):
             try:
@@ -365,7 +387,8 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
             except ExplorerError as error:
                 return html.escape(str(error))
 
-        shuffle_btn.click(run_gpu(shuffled), [explorer_state, *settings], shuffle_text, api_visibility="private")
+        shuffle_btn.click(run_gpu(shuffled), [explorer_state, *settings], shuffle_text, api_visibility="private",
+                          **heavy)  # fmt: skip
 
         def twins(explorer, *values):
             try:
@@ -374,7 +397,7 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
                 return None, None, html.escape(str(error))
 
         twin_btn.click(run_gpu(twins), [explorer_state, *settings], [trained_plot, untrained_plot, twin_text],
-                       api_visibility="private")  # fmt: skip
+                       api_visibility="private", **heavy)  # fmt: skip
 
         def walk(explorer, *values):
             try:
@@ -382,7 +405,7 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
             except ExplorerError:
                 return [""] + [None] * (len(walk_outputs) - 1)
 
-        walk_btn.click(run_gpu(walk), [explorer_state, *settings], walk_outputs, api_visibility="private")
+        walk_btn.click(run_gpu(walk), [explorer_state, *settings], walk_outputs, api_visibility="private", **heavy)
 
         gr.api(run_gpu(make_translate(registry)), api_name="translate")
     return demo
