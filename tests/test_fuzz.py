@@ -6,7 +6,9 @@ force, reset and toggles checked against a fresh explorer rebuilt from the state
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import json
 import math
 from pathlib import Path
 
@@ -21,7 +23,8 @@ from ui.api import make_translate
 
 CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
 REGISTRY = ModelRegistry(CHECKPOINTS)
-FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# derandomize: the same examples on every run, so CI never fails on a draw that a local run did not see
+FAST = settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 
 NASTY = [
     "\x00",
@@ -206,6 +209,68 @@ class ExplorerMachine(RuleBasedStateMachine):
 
 
 ExplorerMachine.TestCase.settings = settings(
-    max_examples=25, stateful_step_count=12, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=25,
+    stateful_step_count=12,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
 )
 test_any_sequence_of_actions_keeps_the_explorer_consistent = ExplorerMachine.TestCase
+
+
+@FAST
+@given(st.one_of(st.text(max_size=200), st.binary(max_size=150).map(lambda b: base64.urlsafe_b64encode(b).decode())))
+def test_any_shared_link_token_restores_a_state_or_is_refused_with_a_message(token):
+    try:
+        state = ExplorerState.from_link(token)
+    except ExplorerError as error:
+        assert str(error)
+        return
+    assert ExplorerState.from_link(state.to_link()) == state
+
+
+@FAST
+@given(
+    st.dictionaries(
+        st.sampled_from(
+            [
+                "model",
+                "source",
+                "strategy",
+                "temperature",
+                "top_k",
+                "beam_width",
+                "choices",
+                "silenced",
+                "layer",
+                "head",
+                "family",
+                "max_output_tokens",
+                "seed",
+                "top_p",
+                "pad_to",
+                "grid",
+            ]
+        ),
+        st.one_of(
+            st.none(),
+            st.booleans(),
+            st.integers(-(10**6), 10**6),
+            st.floats(allow_nan=True),
+            st.text(max_size=20),
+            st.lists(st.one_of(st.integers(-3, 3), st.none(), st.text(max_size=3)), max_size=4),
+        ),
+        max_size=6,
+    )
+)
+def test_any_json_in_a_link_restores_a_state_or_is_refused_with_a_message(values):
+    token = base64.urlsafe_b64encode(json.dumps(values).encode()).decode().rstrip("=")
+    try:
+        state = ExplorerState.from_link(token)
+    except ExplorerError as error:
+        assert str(error)
+        return
+    try:  # a state can be valid and still not fit this model (a layer it does not have): a message, then
+        Explorer(REGISTRY, state.replace(model="numbers-de", source=state.source or "one")).views()
+    except ExplorerError as error:
+        assert str(error)
