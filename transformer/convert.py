@@ -3,6 +3,7 @@
 python -m transformer.convert twin checkpoints/en-de checkpoints/en-de-untrained   # same shape, random weights
 python -m transformer.convert convert Helsinki-NLP/opus-mt-en-de models/opus-mt-en-de  # Marian -> our format
 python -m transformer.convert marian checkpoints/en-de models/en-de-marian  # our format -> transformers' Marian
+python -m transformer.convert average checkpoints/en-de runs/en-de/snapshots/*.safetensors --out runs/en-de-avg
 
 `to_marian` is the way back: one of our models as a `transformers` MarianMTModel with the same function (used by the
 benchmark to run the shipped model in both implementations, and tested to give the same logits).
@@ -31,6 +32,28 @@ def untrained_twin(checkpoint: Checkpoint, seed: int = 0) -> Checkpoint:
         "a Transformer does before training.\n"
     )
     return Checkpoint(model, checkpoint.tokenizer, f"{checkpoint.name}-untrained", checkpoint.generation, card)
+
+
+def average(base: Checkpoint, snapshots: list[Path]) -> Checkpoint:
+    """`base` (architecture, tokenizer) with the element-wise mean of the weights in `snapshots` (§6.1).
+
+    The snapshots are the safetensors files a training run keeps (`runs/NAME/snapshots/`), of the same model.
+    """
+    from safetensors.torch import load_file
+
+    from .checkpoint import fill_model
+
+    if not snapshots:
+        raise ValueError("no snapshots to average")
+    total: dict[str, torch.Tensor] = {}
+    for path in snapshots:
+        for name, tensor in load_file(str(path)).items():
+            total[name] = total[name] + tensor.double() if name in total else tensor.double()
+    model = Transformer(base.model.config).eval()
+    fill_model(model, {name: (t / len(snapshots)).float() for name, t in total.items()}, snapshots[0].parent)
+    steps = ", ".join(p.stem.removeprefix("step-").lstrip("0") or "0" for p in snapshots)
+    card = f"# {base.name}\n\nThe average of the weights at steps {steps} (`python -m transformer.convert average`).\n"
+    return Checkpoint(model, base.tokenizer, base.name, base.generation, card)
 
 
 def to_marian(model: Transformer):
@@ -125,6 +148,10 @@ def main(argv: list[str] | None = None) -> None:
     convert.add_argument("source")
     convert.add_argument("dest", type=Path)
     convert.add_argument("--float16", action="store_true")
+    averaged = commands.add_parser("average", help="average the weights of training snapshots (the paper, §6.1)")
+    averaged.add_argument("base", type=Path, help="a checkpoint of the same model (architecture and tokenizer)")
+    averaged.add_argument("snapshots", type=Path, nargs="+", help="runs/NAME/snapshots/step-*.safetensors")
+    averaged.add_argument("--out", type=Path, required=True)
     marian = commands.add_parser("marian", help="write one of our checkpoints as a transformers Marian model")
     marian.add_argument("source", type=Path)
     marian.add_argument("dest", type=Path)
@@ -132,6 +159,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "twin":
         source = load_checkpoint(args.source)
         save_checkpoint(untrained_twin(source, args.seed), args.dest, dtype=torch.float16)
+    elif args.command == "average":
+        save_checkpoint(average(load_checkpoint(args.base), args.snapshots), args.out, dtype=torch.float16)
     elif args.command == "marian":
         to_marian(load_checkpoint(args.source).model).save_pretrained(args.dest)
     else:

@@ -86,6 +86,7 @@ class TrainSettings:
     dev_size: int = 400  # dev sentences translated at each evaluation
     log_every: int = 50
     save_every_minutes: float = 5.0
+    keep_snapshots: int = 5  # the weights at the last N evaluations, for checkpoint averaging (§6.1)
 
     def model_config(self, src_vocab: int, tgt_vocab: int) -> TransformerConfig:
         return TransformerConfig(
@@ -322,6 +323,26 @@ def save_state(path: Path, state: dict) -> None:
     os.replace(f.name, path)
 
 
+def save_snapshot(run: Path, model: Transformer, step: int, keep: int) -> None:
+    """The model's weights at this step as `snapshots/step-NNNNNN.safetensors`; only the newest `keep` stay.
+
+    The paper's base models average the last five checkpoints (§6.1); `python -m transformer.convert average`
+    does that with these files.
+    """
+    from safetensors.torch import save_file
+
+    from .checkpoint import unique_state_dict
+
+    folder = run / "snapshots"
+    folder.mkdir(exist_ok=True)
+    weights = {name: t.detach().float().cpu().contiguous() for name, t in unique_state_dict(model).items()}
+    target = folder / f"step-{step:06d}.safetensors"
+    save_file(weights, str(target.with_suffix(".tmp")))
+    os.replace(target.with_suffix(".tmp"), target)
+    for old in sorted(folder.glob("step-*.safetensors"))[:-keep]:
+        old.unlink()
+
+
 def append_log(run: Path, record: dict) -> None:
     with open(run / "train_log.jsonl", "a", encoding="utf-8") as f:
         f.write(json.dumps(record) + "\n")
@@ -452,6 +473,8 @@ def train(settings: TrainSettings, *, stop_after: int | None = None, quiet: bool
                     generation={"num_beams": 4, "max_length": config.max_positions},
                     card=f"# {Path(settings.export).name}\n\nTraining in progress; see the run's log.\n",
                 )
+        if rank == 0 and settings.keep_snapshots > 0:
+            save_snapshot(run, model, step, settings.keep_snapshots)
         append_log(run, record)
         plot_log(run)
         if settings.export and Path(settings.export).is_dir():  # the log and plot travel with the checkpoint
