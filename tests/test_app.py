@@ -68,3 +68,31 @@ def test_a_run_over_its_time_budget_stops_with_a_message(client, monkeypatch):
     monkeypatch.setattr(ui.layout, "RUN_BUDGET_S", 30.0)
     finished = client.predict(*settings, api_name="/run")  # Run again goes on from there, to the end
     assert finished[2] == "dreihundertzweiundvierzig" and "time budget" not in finished[1]
+
+
+def test_a_cancelled_run_leaves_the_app_serving(client):
+    settings = ["numbers-de", "three hundred and forty-two", "greedy", 1.0, 0, 1.0, 0, 4, 64, True, True, True, 0,
+                [], "cross", 0, "average"]  # fmt: skip
+    job = client.submit(*settings, api_name="/run")
+    job.cancel()
+    stepped = client.predict(*settings, api_name="/step")
+    assert stepped[2]  # the output so far: one more token
+    assert client.predict("twenty-one", "numbers-de", api_name="/translate")["translation"] == "einundzwanzig"
+
+
+def test_simultaneous_events_of_one_user_are_applied_one_at_a_time(client):
+    from pathlib import Path
+
+    from transformer.explorer import Explorer, ExplorerState, ModelRegistry
+
+    source = "three hundred and forty-two"
+    alone = Explorer(ModelRegistry(Path(app.__file__).parent / "checkpoints"), ExplorerState("numbers-de", source))
+    for _ in range(5):
+        alone.step()
+    settings = ["numbers-de", source, "greedy", 1.0, 0, 1.0, 0, 4, 64, True, True, True, 0, [], "cross", 0,
+                "average"]  # fmt: skip
+    session = Client(client.src, verbose=False)
+    session.predict(*settings, api_name="/reset")
+    jobs = [session.submit(*settings, api_name="/step") for _ in range(4)]  # the quick queue runs two at once
+    [job.result() for job in jobs]
+    assert session.predict(*settings, api_name="/step")[2] == alone.views().output_text

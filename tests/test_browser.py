@@ -236,6 +236,12 @@ def test_markup_typed_by_a_user_is_shown_as_text_and_never_runs(page):
     page.wait_for_function("() => document.querySelector('#status').innerText.length > 0")
     page.locator("#run-btn").click()
     page.wait_for_function("() => document.querySelector('#candidates-plot').innerText.includes('finished')")
+    page.locator("#strategy").get_by_text("beam", exact=True).click()  # the beam tree labels nodes with pieces
+    page.locator("#reset-btn").click()
+    page.locator("#step-btn").click()
+    page.get_by_role("tab", name="Beam search").click()
+    page.wait_for_selector("#beam-plot .js-plotly-plot")
+    page.locator("#beam-plot .js-plotly-plot").hover()  # hover text too
     page.get_by_role("tab", name="Share").click()
     page.wait_for_selector("#share-link a")
     page.get_by_role("tab", name="Attention").click()

@@ -258,6 +258,7 @@ class Explorer:
         self.registry = registry
         self.state = state
         self._decoding: Decoding | None = None
+        self.lock = threading.Lock()  # for callers that share an explorer between threads (the app: one per user)
         self._rebuild()
 
     # ---- actions ----------------------------------------------------------------------------------------
@@ -309,8 +310,13 @@ class Explorer:
 
     def run(self) -> Iterator[Step]:
         """Step to the end, yielding each step (for streaming)."""
-        while not self.finished and len(self.state.choices) < self.state.max_output_tokens:
+        while not self.at_end:
             yield self.step()
+
+    @property
+    def at_end(self) -> bool:
+        """Finished, or at the output length limit: Run has nothing left to do."""
+        return self.finished or len(self.state.choices) >= self.state.max_output_tokens
 
     # ---- what to show -----------------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ read-only. Every handler catches `ExplorerError` and shows its message, so bad i
 
 from __future__ import annotations
 
+import contextlib
 import html
 import os
 import time
@@ -58,6 +59,11 @@ def run_gpu(fn: Callable) -> Callable:
     except ImportError:
         return fn
     return spaces.GPU(fn)
+
+
+def lock_of(explorer: Any) -> contextlib.AbstractContextManager:
+    """One action at a time on a user's explorer: a page's events can run in parallel (quick and long queues)."""
+    return explorer.lock if isinstance(explorer, Explorer) else contextlib.nullcontext()
 
 
 def share_markdown(state: ExplorerState) -> str:
@@ -242,11 +248,12 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
 
             def handler(explorer, *values):
                 try:
-                    before = explorer.state if isinstance(explorer, Explorer) else None
-                    explorer = settled(explorer, *values)
-                    light = moves and explorer.state == before
-                    message = action(explorer) or ""
-                    return refreshed(explorer, message, light=light)
+                    with lock_of(explorer):
+                        before = explorer.state if isinstance(explorer, Explorer) else None
+                        explorer = settled(explorer, *values)
+                        light = moves and explorer.state == before
+                        message = action(explorer) or ""
+                        return refreshed(explorer, message, light=light)
                 except ExplorerError as error:
                     return refreshed(explorer if isinstance(explorer, Explorer) else None, str(error))
 
@@ -266,17 +273,24 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
 
         def do_run(explorer, *values):
             try:
-                before = explorer.state if isinstance(explorer, Explorer) else None
-                explorer = settled(explorer, *values)
-                light = explorer.state == before
-                started = time.monotonic()
-                for _ in explorer.run():
-                    if time.monotonic() - started > RUN_BUDGET_S:  # a shared machine: nobody holds it for long
-                        message = f"Run stopped after {RUN_BUDGET_S:g} s (the time budget); press Run to go on."
-                        yield refreshed(explorer, message, light=light)
-                        return
-                    yield streaming(explorer)
-                yield refreshed(explorer, light=light)
+                with lock_of(explorer):
+                    before = explorer.state if isinstance(explorer, Explorer) else None
+                    explorer = settled(explorer, *values)
+                    light = explorer.state == before
+                started, message = time.monotonic(), ""
+                while True:
+                    with explorer.lock:  # per token, never across a yield: a cancelled Run holds no lock
+                        if explorer.at_end:
+                            break
+                        if time.monotonic() - started > RUN_BUDGET_S:  # a shared machine: nobody holds it long
+                            message = f"Run stopped after {RUN_BUDGET_S:g} s (the time budget); press Run to go on."
+                            break
+                        explorer.step()
+                        update = streaming(explorer)
+                    yield update
+                with explorer.lock:
+                    final = refreshed(explorer, message, light=light)
+                yield final
             except ExplorerError as error:
                 yield refreshed(explorer if isinstance(explorer, Explorer) else None, str(error))
 
@@ -351,7 +365,8 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
 
         def compare(explorer, *values):
             try:
-                return render.comparison(settled(explorer, *values))
+                with lock_of(explorer):
+                    return render.comparison(settled(explorer, *values))
             except ExplorerError as error:
                 return None, html.escape(str(error))
 
@@ -360,7 +375,8 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
 
         def positional(explorer, n, dims_text, *values):
             try:
-                explorer = settled(explorer, *values)
+                with lock_of(explorer):
+                    explorer = settled(explorer, *values)
                 chosen = [int(x) for x in dims_text.replace(",", " ").split() if x.strip().lstrip("-").isdigit()]
                 return render.positional_figures(explorer, int(n), chosen)
             except ExplorerError:
@@ -374,7 +390,8 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
 
         def shuffled(explorer, *values):
             try:
-                explorer = settled(explorer, *values)
+                with lock_of(explorer):
+                    explorer = settled(explorer, *values)
                 mixed = shuffle_words(explorer.state.source, seed=explorer.state.seed)
                 text_mixed, _ = explorer.translate_to_end(source=mixed, choices=())
                 text_plain, _ = explorer.translate_to_end(choices=())
@@ -392,7 +409,8 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
 
         def twins(explorer, *values):
             try:
-                return render.twin_comparison(settled(explorer, *values))
+                with lock_of(explorer):
+                    return render.twin_comparison(settled(explorer, *values))
             except ExplorerError as error:
                 return None, None, html.escape(str(error))
 
@@ -401,7 +419,8 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
 
         def walk(explorer, *values):
             try:
-                return walkthrough.walkthrough(settled(explorer, *values))
+                with lock_of(explorer):
+                    return walkthrough.walkthrough(settled(explorer, *values))
             except ExplorerError:
                 return [""] + [None] * (len(walk_outputs) - 1)
 
