@@ -144,7 +144,9 @@ def model_card(
             f"- Hardware: {hardware()}.",
         ]
         lines.append(f"- Reproduce: `{command_line(s)}` (then this evaluation command with `--write-card`).")
-        if run["best_dev"]:
+        if run.get("selection"):
+            lines.append(f"- The weights shipped: {run['selection']}")
+        elif run["best_dev"]:
             b = run["best_dev"]
             lines.append(
                 f"- Best dev checkpoint (the one shipped): step {b['step']}, BLEU {b['bleu']}, chrF {b['chrf']}, "
@@ -207,6 +209,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--run", type=Path, default=None, help="the training run folder, for the model card")
     parser.add_argument("--data-description", default=None, help="the Data section of the model card")
     parser.add_argument("--write-card", action="store_true", help=f"write {CARD} into the checkpoint folder")
+    parser.add_argument("--selection", default=None, help="which weights are shipped, if not the best dev checkpoint")
     args = parser.parse_args(argv)
 
     checkpoint = load_checkpoint(args.checkpoint)
@@ -221,6 +224,8 @@ def main(argv: list[str] | None = None) -> None:
             else f"`{args.corpus}` (see its DATA_CARD.md); test pairs are held-out everyday sentences."
         )
         run = read_run(args.run)
+        if run and args.selection:
+            run["selection"] = args.selection
         card = model_card(args.checkpoint.name, checkpoint, results, data, run, args.split, bool(args.task))
         (args.checkpoint / CARD).write_text(card, encoding="utf-8")
         print(f"wrote {args.checkpoint / CARD}")
