@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> None:
         to_marian(load_checkpoint(args.source).model).save_pretrained(args.dest)
     else:
         save_checkpoint(load_pretrained(args.source), args.dest, dtype=torch.float16 if args.float16 else torch.float32)
-    print(f"wrote {args.dest}")
+    print(f"wrote {args.out if args.command == 'average' else args.dest}")
 
 
 if __name__ == "__main__":
