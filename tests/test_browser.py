@@ -16,18 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from ui.bench import CHROMIUM_ARGS
+
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 if not Path(CHROMIUM).exists():
     if os.environ.get("CI"):
