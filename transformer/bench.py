@@ -376,7 +376,8 @@ class TorchTransformer(torch.nn.Module):
 
     def forward(self, src: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tensor:
         pad = self.config.pad_id
-        causal = torch.nn.Transformer.generate_square_subsequent_mask(tgt_in.size(1))
+        n = tgt_in.size(1)
+        causal = torch.ones(n, n, dtype=torch.bool).triu(1)  # True = may not attend (torch's convention)
         y = self.transformer(
             self.embed_ids(src),
             self.embed_ids(tgt_in),
