@@ -36,7 +36,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from .checkpoint import load_checkpoint, marian_config, marian_weights
+from .checkpoint import load_checkpoint
 from .decoding import BeamSearch, Decoding, Greedy, generate_batch
 from .model import Transformer, TransformerConfig
 
@@ -102,39 +102,34 @@ def ratio(ours: float, theirs: float) -> float:
 
 
 def model_pair(plan: Plan, seed: int = 0):
-    """(MarianMTModel with eager attention, our Transformer) with identical random weights."""
-    from transformers import MarianConfig, MarianMTModel
+    """(MarianMTModel with eager attention, our Transformer) with identical random weights: an opus-mt-shaped model
+    of ours (post-norm, SiLU, [sin | cos] positions, logits bias, <pad> as decoder start), and `to_marian` of it."""
+    from .convert import to_marian
 
     torch.manual_seed(seed)
     pad, eos = plan.vocab - 1, 0
-    config = MarianConfig(
-        vocab_size=plan.vocab,
+    config = TransformerConfig(
+        src_vocab_size=plan.vocab,
+        tgt_vocab_size=plan.vocab,
         d_model=plan.d_model,
-        encoder_layers=plan.n_layers,
-        decoder_layers=plan.n_layers,
-        encoder_attention_heads=plan.n_heads,
-        decoder_attention_heads=plan.n_heads,
-        encoder_ffn_dim=plan.d_ff,
-        decoder_ffn_dim=plan.d_ff,
-        max_position_embeddings=512,
-        pad_token_id=pad,
-        eos_token_id=eos,
-        decoder_start_token_id=pad,
-        activation_function="swish",
+        n_heads=plan.n_heads,
+        n_encoder_layers=plan.n_layers,
+        n_decoder_layers=plan.n_layers,
+        d_ff=plan.d_ff,
+        activation="silu",
+        positional_encoding="sinusoidal_concat",
+        max_positions=512,
+        share_embeddings=True,
+        final_logits_bias=True,
+        pad_id=pad,
+        eos_id=eos,
+        decoder_start_id=pad,
     )
-    hf = MarianMTModel(config).eval()
+    ours = Transformer(config).eval()
     with torch.no_grad():
-        hf.final_logits_bias[0, eos] = -1e4  # outputs run to the length limit, where </s> is forced
-        hf.final_logits_bias[0, pad] = -1e4
-    hf.set_attn_implementation("eager")
-    generation = hf.generation_config
-    generation.decoder_start_token_id, generation.pad_token_id = pad, pad
-    generation.eos_token_id = generation.forced_eos_token_id = eos
-    generation.bad_words_ids = [[pad]]
-    ours_config = marian_config(config.to_dict(), Path("random"))
-    ours = Transformer(ours_config).eval()
-    ours.load_state_dict(marian_weights(hf.state_dict(), ours_config, Path("random")), strict=False)
-    return hf, ours
+        ours.logits_bias[eos] = -1e4  # outputs run to the length limit, where </s> is forced
+        ours.logits_bias[pad] = -1e4
+    return to_marian(ours), ours
 
 
 def random_sources(config: TransformerConfig, n: int, seed: int, lengths: tuple[int, int] = (8, 24)) -> list:
