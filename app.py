@@ -6,6 +6,8 @@ the Hugging Face Hub on demand) are loaded once and shared read-only by every us
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
 from pathlib import Path
 
@@ -15,11 +17,25 @@ import torch
 from transformer.explorer import ModelRegistry
 from ui.layout import CSS, build_demo
 
+
+def limit_malloc_arenas(arenas: int = 2) -> None:
+    """Like `MALLOC_ARENA_MAX=2`: glibc gives threads that allocate at once their own memory arenas (up to 8 per
+    core), and the fragments left in them made the app grow under many users, about 20 KB per request with no
+    end in sight. With two arenas it levels off (see docs/loadtest.json). Nothing happens without glibc."""
+    if "MALLOC_ARENA_MAX" in os.environ:
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").mallopt(-8, arenas)  # -8 is M_ARENA_MAX in malloc.h
+
+
+limit_malloc_arenas()
 torch.set_num_threads(int(os.environ.get("TORCH_NUM_THREADS", min(4, os.cpu_count() or 1))))
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"  # a GPU Space (ZeroGPU included) runs the models there
 
 REGISTRY = ModelRegistry(Path(__file__).resolve().parent / "checkpoints", device=DEVICE)
-LAUNCH_OPTIONS = {"theme": gr.themes.Soft(), "css": CSS}  # Gradio 6: theme and css go to launch()
+# Gradio 6: theme and css go to launch(). Each open session keeps its explorer (about 1 MB with a built-in model);
+# the least recently used sessions beyond 1,000 are forgotten (Gradio's default keeps 10,000).
+LAUNCH_OPTIONS = {"theme": gr.themes.Soft(), "css": CSS, "state_session_capacity": 1000}
 
 demo = build_demo(REGISTRY)
 

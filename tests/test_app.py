@@ -96,3 +96,17 @@ def test_simultaneous_events_of_one_user_are_applied_one_at_a_time(client):
     jobs = [session.submit(*settings, api_name="/step") for _ in range(4)]  # the quick queue runs two at once
     [job.result() for job in jobs]
     assert session.predict(*settings, api_name="/step")[2] == alone.views().output_text
+
+
+def test_a_session_keeps_one_copy_of_each_component_however_many_events(client):
+    """Gradio 6.31 files every updated component of a session again under a new id at each event (a leak of
+    about 80 KB per request); `ui.layout.Blocks` drops those copies. Without it this session would hold 100+."""
+    settings = ["numbers-de", "ninety-seven", "greedy", 1.0, 0, 1.0, 0, 4, 64, True, True, True, 0, [], "cross", 0,
+                "average"]  # fmt: skip
+    session = Client(client.src, verbose=False)
+    for endpoint in ["/apply", "/step", "/step", "/back", "/run", "/reset"] * 4:
+        session.predict(*settings, api_name=endpoint)
+    held = app.demo.state_holder.session_data[session.session_hash]
+    page = app.demo.default_config.blocks
+    assert set(held.blocks_config.blocks) == set(page)
+    assert set(held.config_values) <= set(page)

@@ -84,11 +84,31 @@ def settings_values(state: ExplorerState) -> list:
     ]  # fmt: skip
 
 
+class Blocks(gr.Blocks):
+    """`gr.Blocks` that does not keep every replaced component of a session (a leak in Gradio 6.31).
+
+    An event that updates a component (`gr.update(choices=…)`, or any `gr.update`) makes a new component for
+    the session, under the original's id. Gradio then also files that new component under its *own* new id the
+    next time it reads or writes it, and never removes it: each session's component table (and the config made
+    from it) grows by a few entries with every event, about 80 KB of memory per request in the load test. Every
+    entry that the page itself does not have is one of those copies; they are dropped after each event.
+    """
+
+    async def postprocess_data(self, block_fn, predictions, state):
+        outputs = await super().postprocess_data(block_fn, predictions, state)
+        if state is not None:  # runs on the event loop, like the code that adds the copies
+            page = self.default_config.blocks
+            for key in [k for k in state.blocks_config.blocks if k not in page]:
+                del state.blocks_config.blocks[key]
+                state.config_values.pop(key, None)
+        return outputs
+
+
 def build_demo(registry: ModelRegistry) -> gr.Blocks:
     default_model = "en-de" if "en-de" in registry.builtin else registry.builtin[0]
     model_choices = [*registry.builtin, *HUB_EXAMPLES]
 
-    with gr.Blocks(title="Transformer Explorer") as demo:
+    with Blocks(title="Transformer Explorer") as demo:
         explorer_state = gr.State(None)
         gr.Markdown(
             "# Transformer Explorer\nType a sentence, then **Step** through the translation token by token and "

@@ -136,10 +136,13 @@ def load_test(*, users: int, seconds: float) -> dict:
         deadline = time.time() + seconds
         crowd = [User(app.url, i, deadline, expected, record) for i in range(users)]
         started = time.perf_counter()
+        timeline = [(0.0, before["VmRSS"])]
         for user in crowd:
             user.start()
-        for user in crowd:
-            user.join(timeout=seconds + 300)
+        while any(user.is_alive() for user in crowd) and time.perf_counter() - started < seconds + 300:
+            time.sleep(min(1.0, seconds / 20))
+            if time.perf_counter() - started >= timeline[-1][0] + seconds / 10:
+                timeline.append((round(time.perf_counter() - started, 1), app.memory_mb()["VmRSS"]))
         elapsed = time.perf_counter() - started
         after = app.memory_mb()
         if any(user.is_alive() for user in crowd):
@@ -167,6 +170,7 @@ def load_test(*, users: int, seconds: float) -> dict:
         "rss_before_mb": before["VmRSS"],
         "rss_after_mb": after["VmRSS"],
         "peak_mb": after["VmHWM"],
+        "rss_timeline_mb": timeline,  # (seconds into the test, resident MiB): does it level off?
     }
 
 
