@@ -162,8 +162,12 @@ def test_init_from_continues_from_a_checkpoints_weights_and_tokenizer(corpus, tm
     first = settings(corpus, tmp_path / "first", steps=10, export=str(tmp_path / "export"), eval_every=10)
     train(first, quiet=True)
     exported = load_checkpoint(tmp_path / "export")
-    more = settings(corpus, tmp_path / "more", steps=1, init_from=str(tmp_path / "export"), lr_scale=1e-9)
+    regularised = dict(dropout=0.3, attention_dropout=0.1)  # more dropout is still the same architecture
+    more = settings(
+        corpus, tmp_path / "more", steps=1, init_from=str(tmp_path / "export"), lr_scale=1e-9, **regularised
+    )
     model = train(more, quiet=True)["model"]  # one step with a vanishing learning rate: still the same weights
+    assert model.config.dropout == 0.3 and model.config.attention_dropout == 0.1
     for name, value in exported.model.state_dict().items():
         torch.testing.assert_close(model.state_dict()[name], value, atol=1e-3, rtol=1e-3)
     assert (tmp_path / "more" / "source.spm").read_bytes() == (tmp_path / "export" / "source.spm").read_bytes()
