@@ -149,21 +149,26 @@ def _clamp(value: float, low: int, high: int) -> int:
     return int(min(max(value, low), high))
 
 
-def _finish(fig: go.Figure, title: str, height: int, **layout: Any) -> go.Figure:
-    """The layout every figure shares: template, escaped short title, fixed height, tight margins."""
+def _figure(data: Sequence[Any], title: str, height: int, *, xaxis: dict, yaxis: dict, **layout: Any) -> go.Figure:
+    """The figure, built in one go, with the layout every figure shares: template, escaped short title, fixed
+    height, tight margins. (One construction validates everything once; adding to a figure step by step with
+    `update_layout` and `update_xaxes` took ten times as long, 12 ms instead of 1.5 ms for the candidates.)"""
     top = (40 if title else 20) + (28 if layout.get("legend") is _TOP_LEGEND else 0)
-    fig.update_layout(
-        template=TEMPLATE,
-        title={"text": escape_label(title), "x": 0.01, "xanchor": "left", "font": {"size": 14}},
-        height=height,
-        margin={"l": 10, "r": 10, "t": top, "b": 10},
-        font={"size": 12},
-        hoverlabel={"font": {"size": 12}},
-        **layout,
-    )
-    fig.update_xaxes(automargin=True)
-    fig.update_yaxes(automargin=True)
-    return fig
+    shared = {
+        "template": TEMPLATE,
+        "title": {"text": escape_label(title), "x": 0.01, "xanchor": "left", "font": {"size": 14}},
+        "height": height,
+        "margin": {"l": 10, "r": 10, "t": top, "b": 10},
+        "font": {"size": 12},
+        "hoverlabel": {"font": {"size": 12}},
+        "xaxis": {**xaxis, "automargin": True},
+        "yaxis": {**yaxis, "automargin": True},
+    }
+    return go.Figure(data=list(data), layout={**shared, **layout})
+
+
+def _title(text: str) -> dict[str, str]:
+    return {"text": text}
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -171,15 +176,12 @@ def _finish(fig: go.Figure, title: str, height: int, **layout: Any) -> go.Figure
 # --------------------------------------------------------------------------------------------------------
 
 
-def _attention_layout(fig: go.Figure) -> None:
-    fig.update_layout(
-        coloraxis={
-            "colorscale": ATTENTION_COLORSCALE,
-            "cmin": 0.0,
-            "cmax": 1.0,
-            "colorbar": {"title": {"text": "weight"}, "thickness": 12, "tickformat": ".1f"},
-        }
-    )
+ATTENTION_COLORAXIS = {  # shared by every attention panel: heads, layers and steps are comparable
+    "colorscale": ATTENTION_COLORSCALE,
+    "cmin": 0.0,
+    "cmax": 1.0,
+    "colorbar": {"title": {"text": "weight"}, "thickness": 12, "tickformat": ".1f"},
+}
 
 
 def _highlight_row(row: int, n_keys: int, **where: Any) -> dict[str, Any]:
@@ -228,23 +230,24 @@ def attention_heatmap(
     if show_values is None:
         show_values = max(n_q, n_k) <= VALUE_TEXT_MAX
 
-    fig = go.Figure(
-        go.Heatmap(
-            z=z,
-            x=axis_labels(key_tokens),
-            y=axis_labels(query_tokens),
-            coloraxis="coloraxis",
-            hovertemplate=_HOVER_ATTENTION + "<extra></extra>",
-            texttemplate="%{z:.2f}" if show_values else None,
-            textfont={"size": 10} if show_values else None,
-        )
+    heatmap = go.Heatmap(
+        z=z,
+        x=axis_labels(key_tokens),
+        y=axis_labels(query_tokens),
+        coloraxis="coloraxis",
+        hovertemplate=_HOVER_ATTENTION + "<extra></extra>",
+        texttemplate="%{z:.2f}" if show_values else None,
+        textfont={"size": 10} if show_values else None,
     )
-    _attention_layout(fig)
-    if row is not None:
-        fig.add_shape(_highlight_row(row, n_k))
-    fig.update_yaxes(title_text=y_title, autorange="reversed", type="category", showgrid=False)
-    fig.update_xaxes(title_text=x_title, type="category", showgrid=False)
-    return _finish(fig, title, height or _clamp(110 + 20 * n_q, 180, 720))
+    return _figure(
+        [heatmap],
+        title,
+        height or _clamp(110 + 20 * n_q, 180, 720),
+        xaxis={"title": _title(x_title), "type": "category", "showgrid": False},
+        yaxis={"title": _title(y_title), "autorange": "reversed", "type": "category", "showgrid": False},
+        coloraxis=ATTENTION_COLORAXIS,
+        shapes=[] if row is None else [_highlight_row(row, n_k)],
+    )
 
 
 def attention_grid(
@@ -359,9 +362,18 @@ def attention_grid(
         )
         if row is not None:
             shapes.append(_highlight_row(row, n_k, xref=x_name, yref=y_name))
-    fig = go.Figure(data=traces, layout={**layout, "annotations": annotations, "shapes": shapes})
-    _attention_layout(fig)
-    return _finish(fig, title, plot_height + 150)
+    first_x, first_y = layout.pop("xaxis"), layout.pop("yaxis")
+    return _figure(
+        traces,
+        title,
+        plot_height + 150,
+        xaxis=first_x,
+        yaxis=first_y,
+        coloraxis=ATTENTION_COLORAXIS,
+        annotations=annotations,
+        shapes=shapes,
+        **layout,
+    )
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -380,9 +392,10 @@ def _bar_height(n_bars: int, per_bar: int) -> int:
     return _clamp(90 + per_bar * n_bars, 200, 640)
 
 
-def _candidate_axes(fig: go.Figure) -> None:
-    fig.update_xaxes(title_text="probability", range=[0, 1], tickformat=".0%", showgrid=True)
-    fig.update_yaxes(title_text="next token", autorange="reversed", type="category", showgrid=False)
+_CANDIDATE_AXES = {
+    "xaxis": {"title": {"text": "probability"}, "range": [0, 1], "tickformat": ".0%", "showgrid": True},
+    "yaxis": {"title": {"text": "next token"}, "autorange": "reversed", "type": "category", "showgrid": False},
+}
 
 
 def candidates_bar(tokens: Sequence[str], probs: Any, *, chosen: int | None = None, title: str = "") -> go.Figure:
@@ -400,20 +413,17 @@ def candidates_bar(tokens: Sequence[str], probs: Any, *, chosen: int | None = No
     chosen = _row_index(chosen, len(tokens), "chosen")
     order = [int(i) for i in np.argsort(-p, kind="stable")]
     labels = axis_labels(tokens)
-    fig = go.Figure(
-        go.Bar(
-            x=p[order],
-            y=[labels[i] for i in order],
-            orientation="h",
-            customdata=order,
-            marker={"color": [ACCENT if i == chosen else BAR_COLOR for i in order]},
-            texttemplate="%{x:.1%}",
-            textposition="auto",
-            hovertemplate="%{y}<br>%{x:.2%}<extra></extra>",
-        )
+    bars = go.Bar(
+        x=p[order],
+        y=[labels[i] for i in order],
+        orientation="h",
+        customdata=order,
+        marker={"color": [ACCENT if i == chosen else BAR_COLOR for i in order]},
+        texttemplate="%{x:.1%}",
+        textposition="auto",
+        hovertemplate="%{y}<br>%{x:.2%}<extra></extra>",
     )
-    _candidate_axes(fig)
-    return _finish(fig, title, _bar_height(len(order), 26), showlegend=False)
+    return _figure([bars], title, _bar_height(len(order), 26), **_CANDIDATE_AXES, showlegend=False)
 
 
 def compare_candidates(
@@ -438,27 +448,19 @@ def compare_candidates(
         raise ValueError(f"labels: expected 2 names, got {len(labels)}")
     order = [int(i) for i in np.argsort(-first, kind="stable")]
     y = [axis_labels(tokens)[i] for i in order]
-    fig = go.Figure()
-    for values, name, color in ((first, labels[0], MUTED), (second, labels[1], BAR_COLOR)):
-        fig.add_trace(
-            go.Bar(
-                x=values[order],
-                y=y,
-                orientation="h",
-                name=escape_label(name),
-                customdata=order,
-                marker={"color": color},
-                hovertemplate="%{y}: %{x:.2%}",  # the condition's name shows in the hover's side box
-            )
+    bars = [
+        go.Bar(
+            x=values[order],
+            y=y,
+            orientation="h",
+            name=escape_label(name),
+            customdata=order,
+            marker={"color": color},
+            hovertemplate="%{y}: %{x:.2%}",  # the condition's name shows in the hover's side box
         )
-    _candidate_axes(fig)
-    return _finish(
-        fig,
-        title,
-        _bar_height(len(order), 40),
-        barmode="group",
-        legend=_TOP_LEGEND,
-    )
+        for values, name, color in ((first, labels[0], MUTED), (second, labels[1], BAR_COLOR))
+    ]
+    return _figure(bars, title, _bar_height(len(order), 40), **_CANDIDATE_AXES, barmode="group", legend=_TOP_LEGEND)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -472,19 +474,21 @@ def positional_heatmap(table: Any, *, title: str = "", height: int = 420) -> go.
     Values outside -1 … 1 (learned encodings) take the end colours; hover shows the true value.
     """
     z = _as_array(table, 2, "table")
-    fig = go.Figure(
-        go.Heatmap(
-            z=z,
-            zmin=-1.0,
-            zmax=1.0,
-            colorscale=DIVERGING_COLORSCALE,
-            colorbar={"title": {"text": "value"}, "thickness": 12},
-            hovertemplate="position %{y}<br>dimension %{x}<br>value %{z:.3f}<extra></extra>",
-        )
+    heatmap = go.Heatmap(
+        z=z,
+        zmin=-1.0,
+        zmax=1.0,
+        colorscale=DIVERGING_COLORSCALE,
+        colorbar={"title": {"text": "value"}, "thickness": 12},
+        hovertemplate="position %{y}<br>dimension %{x}<br>value %{z:.3f}<extra></extra>",
     )
-    fig.update_yaxes(title_text="position", autorange="reversed", showgrid=False, zeroline=False)
-    fig.update_xaxes(title_text="dimension", showgrid=False, zeroline=False)
-    return _finish(fig, title, height)
+    return _figure(
+        [heatmap],
+        title,
+        height,
+        xaxis={"title": _title("dimension"), "showgrid": False, "zeroline": False},
+        yaxis={"title": _title("position"), "autorange": "reversed", "showgrid": False, "zeroline": False},
+    )
 
 
 def positional_curves(table: Any, dims: Sequence[int], *, title: str = "", height: int = 320) -> go.Figure:
@@ -498,24 +502,22 @@ def positional_curves(table: Any, dims: Sequence[int], *, title: str = "", heigh
     if bad:
         raise ValueError(f"dims {bad} out of range for d_model={d_model}")
     positions = np.arange(n_positions, dtype=np.int32)
-    fig = go.Figure(
-        [
-            go.Scatter(
-                x=positions,
-                y=values[:, d],
-                mode="lines",
-                name=f"dim {d}",
-                hovertemplate="position %{x}<br>value %{y:.3f}",
-            )
-            for d in dims
-        ]
-    )
-    fig.update_xaxes(title_text="position", zeroline=False)
-    fig.update_yaxes(title_text="value", zeroline=True)
-    return _finish(
-        fig,
+    lines = [
+        go.Scatter(
+            x=positions,
+            y=values[:, d],
+            mode="lines",
+            name=f"dim {d}",
+            hovertemplate="position %{x}<br>value %{y:.3f}",
+        )
+        for d in dims
+    ]
+    return _figure(
+        lines,
         title,
         height,
+        xaxis={"title": _title("position"), "zeroline": False},
+        yaxis={"title": _title("value"), "zeroline": True},
         hovermode="x unified",
         legend=_TOP_LEGEND,
     )
@@ -539,19 +541,27 @@ def position_similarity(table: Any, *, metric: str = "cosine", title: str = "", 
         limit, bar_title = float(np.abs(matrix).max()) or 1.0, "dot product"
     else:
         raise ValueError(f"metric must be 'cosine' or 'dot', got {metric!r}")
-    fig = go.Figure(
-        go.Heatmap(
-            z=matrix.astype(np.float32),
-            zmin=-limit,
-            zmax=limit,
-            colorscale=DIVERGING_COLORSCALE,
-            colorbar={"title": {"text": bar_title}, "thickness": 12},
-            hovertemplate="position %{y} · position %{x}<br>%{z:.3f}<extra></extra>",
-        )
+    heatmap = go.Heatmap(
+        z=matrix.astype(np.float32),
+        zmin=-limit,
+        zmax=limit,
+        colorscale=DIVERGING_COLORSCALE,
+        colorbar={"title": {"text": bar_title}, "thickness": 12},
+        hovertemplate="position %{y} · position %{x}<br>%{z:.3f}<extra></extra>",
     )
-    fig.update_yaxes(title_text="position", autorange="reversed", showgrid=False, zeroline=False)
-    fig.update_xaxes(title_text="position", showgrid=False, zeroline=False, scaleanchor="y", constrain="domain")
-    return _finish(fig, title, height)
+    return _figure(
+        [heatmap],
+        title,
+        height,
+        xaxis={
+            "title": _title("position"),
+            "showgrid": False,
+            "zeroline": False,
+            "scaleanchor": "y",
+            "constrain": "domain",
+        },
+        yaxis={"title": _title("position"), "autorange": "reversed", "showgrid": False, "zeroline": False},
+    )
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -606,38 +616,52 @@ def beam_tree(steps: Sequence[Any], token_label: Callable[[int], str], *, title:
             finished.add(node, _node_label(key, token_label), hover, "diamond" if key in kept else "diamond-open")
     n_finished_rows = max((y - width + 1 for _, y in ended.values()), default=0)
 
-    fig = go.Figure()
-    fig.add_trace(_edge_trace(edges, MUTED, 1.5, "edges"))
-    fig.add_trace(_edge_trace(_best_path(steps, ended), ACCENT, 3.5, "best path"))
     start = _Nodes()
     start.add(_ROOT, "start", "start")
-    fig.add_trace(start.trace("start", MUTED))
-    fig.add_trace(beams.trace("beams", BAR_COLOR))
+    traces = [
+        _edge_trace(edges, MUTED, 1.5, "edges"),
+        _edge_trace(_best_path(steps, ended), ACCENT, 3.5, "best path"),
+        start.trace("start", MUTED),
+        beams.trace("beams", BAR_COLOR),
+    ]
     if finished.x:
-        fig.add_trace(finished.trace("finished", FINISHED_COLOR))
+        traces.append(finished.trace("finished", FINISHED_COLOR))
 
     n_steps = len(steps)
     x_ticks = [-1, *range(0, n_steps, max(1, math.ceil(n_steps / 30)))]
     y_ticks = list(range(width + n_finished_rows))
-    fig.update_xaxes(
-        title_text="step",
-        tickvals=x_ticks,
-        ticktext=["start", *map(str, x_ticks[1:])],
-        range=[-1.6, max(n_steps, 1) - 0.4],
-        showgrid=False,
-        zeroline=False,
+    divider = {  # a dotted line between the running beams and the finished hypotheses, across the whole width
+        "type": "line",
+        "xref": "x domain",
+        "x0": 0,
+        "x1": 1,
+        "yref": "y",
+        "y0": width - 0.5,
+        "y1": width - 0.5,
+        "line": {"color": MUTED, "width": 1, "dash": "dot"},
+    }
+    return _figure(
+        traces,
+        title,
+        _clamp(110 + 44 * (width + n_finished_rows), 240, 640),
+        xaxis={
+            "title": _title("step"),
+            "tickvals": x_ticks,
+            "ticktext": ["start", *map(str, x_ticks[1:])],
+            "range": [-1.6, max(n_steps, 1) - 0.4],
+            "showgrid": False,
+            "zeroline": False,
+        },
+        yaxis={
+            "title": _title("beam (best at top)"),
+            "autorange": "reversed",
+            "tickvals": y_ticks,
+            "ticktext": [f"#{r}" if r < width else "finished" for r in y_ticks],
+            "zeroline": False,
+        },
+        shapes=[divider] if n_finished_rows else [],
+        showlegend=False,
     )
-    fig.update_yaxes(
-        title_text="beam (best at top)",
-        autorange="reversed",
-        tickvals=y_ticks,
-        ticktext=[f"#{r}" if r < width else "finished" for r in y_ticks],
-        zeroline=False,
-    )
-    if n_finished_rows:
-        fig.add_hline(y=width - 0.5, line={"color": MUTED, "width": 1, "dash": "dot"})
-    height = _clamp(110 + 44 * (width + n_finished_rows), 240, 640)
-    return _finish(fig, title, height, showlegend=False)
 
 
 class _Nodes:
