@@ -1,7 +1,7 @@
 """Benchmarks, side by side with what a user would pick instead: `python -m transformer.bench`.
 
 Every comparison runs in the same process on the same weights with the same number of threads, warmed up, and is
-the median of several repeats; ratios are ours / theirs (below 1: ours is faster). The full run writes
+the median of several repeats, taking turns; ratios are ours / theirs (below 1: ours is faster). The full run writes
 BENCHMARKS.md; `--quick` runs every section at tiny sizes (CI runs it so that the benchmark never rots).
 
 1. One decoding step with every attention map captured, for an opus-mt-sized model (6+6 layers, d_model 512,
@@ -64,7 +64,7 @@ class Plan:
     train_steps: int
 
 
-FULL = Plan("full", 512, 6, 8, 2048, 58101, (16, 64, 128), 5, 16, 32, 200, 8, 32, 3000, 8)
+FULL = Plan("full", 512, 6, 8, 2048, 58101, (16, 64, 128), 7, 16, 32, 200, 8, 32, 3000, 8)
 QUICK = Plan("quick", 32, 2, 4, 64, 500, (4, 8), 2, 4, 6, 8, 2, 6, 300, 2)
 
 
@@ -84,6 +84,16 @@ def measure(run: Callable[[], object], repeats: int, warmup: int = 1) -> list[fl
         inner = run()
         times.append(inner if isinstance(inner, float) else time.perf_counter() - start)
     return times
+
+
+def measure_pair(ours: Callable[[], object], theirs: Callable[[], object], repeats: int) -> tuple[float, float]:
+    """Median seconds per call of each, taking turns (ours, theirs, ours, …) after one warm-up of each, so that a
+    noisy minute on this shared virtual machine slows both sides alike instead of one."""
+    ours_times, theirs_times = [], []
+    for _ in range(repeats):
+        ours_times += measure(ours, 1, warmup=0 if ours_times else 1)
+        theirs_times += measure(theirs, 1, warmup=0 if theirs_times else 1)
+    return statistics.median(ours_times), statistics.median(theirs_times)
 
 
 def p95(values: list[float]) -> float:
@@ -192,8 +202,11 @@ def bench_decode_step(plan: Plan, hf, ours: Transformer) -> list[dict]:
         forced = random_sources(ours.config, 1, seed=length, lengths=(length, length))[0][:length]
         row = {"length": length}
         for attention in (True, False):
-            ours_s = statistics.median(measure(partial(ours_steps, ours, src, forced, attention), plan.repeats))
-            hf_s = statistics.median(measure(partial(hf_steps, hf, src, forced, attention), plan.repeats))
+            ours_s, hf_s = measure_pair(
+                partial(ours_steps, ours, src, forced, attention),
+                partial(hf_steps, hf, src, forced, attention),
+                plan.repeats,
+            )
             key = "attention" if attention else "plain"
             row[f"ours_{key}_ms"] = round(1000 * ours_s / length, 2)
             row[f"hf_{key}_ms"] = round(1000 * hf_s / length, 2)
@@ -221,10 +234,11 @@ def hf_generate(hf, sources: list[list[int]], max_new_tokens: int, num_beams: in
 def bench_greedy(plan: Plan, hf, ours: Transformer, sources: list[list[int]], max_new_tokens: int) -> dict:
     ours_out = generate_batch(ours, sources, max_new_tokens=max_new_tokens)
     hf_out = hf_generate(hf, sources, max_new_tokens)
-    ours_s = statistics.median(
-        measure(lambda: generate_batch(ours, sources, max_new_tokens=max_new_tokens), plan.repeats)
+    ours_s, hf_s = measure_pair(
+        lambda: generate_batch(ours, sources, max_new_tokens=max_new_tokens),
+        lambda: hf_generate(hf, sources, max_new_tokens),
+        plan.repeats,
     )
-    hf_s = statistics.median(measure(lambda: hf_generate(hf, sources, max_new_tokens), plan.repeats))
     return {
         "sentences": len(sources),
         "output_tokens": sum(map(len, ours_out)),
@@ -256,8 +270,7 @@ def bench_shipped_greedy(plan: Plan, checkpoint_dir: Path) -> dict | None:
         return [out for batch in batches for out in hf_generate(hf, batch, limit)]
 
     ours_out, hf_out = ours_all(), hf_all()
-    ours_s = statistics.median(measure(ours_all, max(1, plan.repeats - 2)))
-    hf_s = statistics.median(measure(hf_all, max(1, plan.repeats - 2)))
+    ours_s, hf_s = measure_pair(ours_all, hf_all, max(1, plan.repeats - 2))
     return {
         "model": checkpoint_dir.name,
         "sentences": len(sources),
@@ -285,8 +298,7 @@ def bench_beam(plan: Plan, hf, ours: Transformer, sources: list[list[int]]) -> d
         return [hf_generate(hf, [src], limit, num_beams=width)[0] for src in sources]
 
     ours_out, hf_out = ours_all(), hf_all()
-    ours_s = statistics.median(measure(ours_all, plan.repeats))
-    hf_s = statistics.median(measure(hf_all, plan.repeats))
+    ours_s, hf_s = measure_pair(ours_all, hf_all, plan.repeats)
     return {
         "width": width,
         "sentences": len(sources),
@@ -326,8 +338,9 @@ def bench_cache(plan: Plan, ours: Transformer) -> list[dict]:
     rows = []
     for length in plan.lengths:
         forced = random_sources(ours.config, 1, seed=length, lengths=(length, length))[0][:length]
-        cached = statistics.median(measure(partial(decode_cached, ours, src, forced), plan.repeats))
-        recomputed = statistics.median(measure(partial(decode_recomputed, ours, src, forced), plan.repeats))
+        cached, recomputed = measure_pair(
+            partial(decode_cached, ours, src, forced), partial(decode_recomputed, ours, src, forced), plan.repeats
+        )
         rows.append(
             {
                 "length": length,
@@ -547,7 +560,8 @@ def write_markdown(results: dict, path: Path) -> str:
         f"Measured by `python -m transformer.bench` ({plan['name']} run) on {env['date']}: {env['cpu']}, "
         f"{env['cores']} cores, {env['threads']} torch threads; Python {env['python']}, torch {env['torch']}, "
         f"transformers {env['transformers']}, gradio {env['gradio']}, plotly {env['plotly']}.",
-        "Each figure is the median of repeats after a warm-up, both sides in the same process on the same weights. "
+        "Each figure is the median of repeats after a warm-up, both sides in the same process on the same weights, "
+        "taking turns (ours, theirs, ours, …) so that a noisy moment slows both alike. "
         "Ratios are ours / theirs in time: below 1 means ours is faster.",
         "",
         f"## 1. One decoding step, opus-mt-sized model ({size}; random weights)",
