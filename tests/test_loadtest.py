@@ -13,3 +13,5 @@ def test_several_users_at_once_get_exactly_their_own_results():
     assert report["requests"] >= 20
     assert set(report["latency_ms"]) == {"/apply", "/step", "/back", "/run", "/reset"}
     assert report["rss_after_mb"] - report["rss_before_mb"] < 200  # no unbounded growth
+    timeline = report["rss_timeline_mb"]  # (seconds, MiB) pairs from the start to the end of the test
+    assert len(timeline) >= 3 and timeline[0] == (0.0, report["rss_before_mb"])

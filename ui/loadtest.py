@@ -11,7 +11,8 @@ the end, step back, reset, again and again, through the same events the page use
 give alone (computed beforehand, one user at a time), so crossed sessions count as errors too.
 
 Reported: requests served, errors (target 0), median and p95 latency per kind of request, and the app's resident
-memory before and after (it must not grow by more than a small bound).
+memory before, during (a timeline, every tenth of the test) and after: it must level off, not grow by a little
+with every request.
 """
 
 from __future__ import annotations
