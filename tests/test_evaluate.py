@@ -29,3 +29,36 @@ def test_evaluate_writes_a_model_card_from_its_measurements(tmp_path, capsys):
     assert "Held-out test split, 12 pairs" in card
     assert "| twenty-one | einundzwanzig |" in card  # a demo translation
     assert "parameters" in card and "exact match" in card
+
+
+def test_a_model_trained_in_stages_lists_every_stage_in_its_card(tmp_path):
+    import dataclasses
+    import json
+
+    from transformer.train import TrainSettings
+
+    def fake_run(name: str, steps: int, hours: float, **settings) -> Path:
+        run = tmp_path / name
+        run.mkdir()
+        values = dataclasses.asdict(TrainSettings(out=str(run), task="numbers-de", **settings))
+        (run / "settings.json").write_text(json.dumps(values))
+        records = [
+            {"kind": "train", "step": steps, "epoch": 2, "loss": 1.0, "tokens_per_s": 900, "elapsed_s": hours * 3600},
+            {"kind": "dev", "step": steps, "dev_loss": 1.0, "bleu": 1.0, "chrf": 2.0, "exact_match": 3.0},
+        ]
+        (run / "train_log.jsonl").write_text("\n".join(map(json.dumps, records)))
+        return run
+
+    first = fake_run("first", 700, 1.5)
+    second = fake_run("second", 300, 0.5, init_from="checkpoints/x", dropout=0.3, attention_dropout=0.1)
+    folder = tmp_path / "numbers-de"
+    shutil.copytree(SHIPPED, folder)
+    selection = "the average of the last two snapshots."
+    main([str(folder), "--task", "numbers-de", "--limit", "4", "--write-card", "--run", str(first), "--run",
+          str(second), "--selection", selection])  # fmt: skip
+    card = (folder / "MODEL_CARD.md").read_text()
+    assert "- Stage 1 of 2: 700 steps" in card and "dropout 0.1, gradient" in card
+    assert "- Stage 2 of 2: continued from the weights of `checkpoints/x`; 300 steps" in card
+    assert "dropout 0.3, attention dropout 0.1" in card and "--init-from checkpoints/x" in card
+    assert "Training time (all stages): 2.00 hours." in card
+    assert f"The weights shipped: {selection}" in card

@@ -102,8 +102,9 @@ def hardware() -> str:
 
 
 def model_card(
-    name: str, checkpoint: Checkpoint, results: dict, data: str, run: dict, split: str, synthetic: bool
+    name: str, checkpoint: Checkpoint, results: dict, data: str, runs: list[dict], split: str, synthetic: bool
 ) -> str:
+    """The model card; `runs`: the training runs that made the weights, in order (`read_run`), if known."""
     cfg = checkpoint.model.config
     params = checkpoint.model.num_parameters()
     lines = [
@@ -129,25 +130,34 @@ def model_card(
         data,
         "",
     ]
-    if run:
-        s, last = run["settings"], run["last"] or {}
-        hours = last.get("elapsed_s", 0) / 3600
+    if runs:
+        lines += ["## Training", ""]
+        for i, run in enumerate(runs, 1):
+            s, last = run["settings"], run["last"] or {}
+            stage = f"Stage {i} of {len(runs)}" if len(runs) > 1 else ""
+            start = f"continued from the weights of `{s['init_from']}`; " if s.get("init_from") else ""
+            attention_dropout = f", attention dropout {s['attention_dropout']}" if s.get("attention_dropout") else ""
+            lines += [
+                f"- {stage + ': ' if stage else ''}{start}{last.get('step', '?')} steps "
+                f"({last.get('epoch', 0) + 1} epochs over the training split), "
+                f"batches of about {s['batch_tokens']} tokens, Adam (0.9, 0.98), warm-up {s['warmup']} steps then "
+                f"inverse square root (scale {s['lr_scale']}), label smoothing {s['label_smoothing']}, "
+                f"dropout {s['dropout']}{attention_dropout}, gradient clipping {s['clip_norm']}, seed {s['seed']}; "
+                f"{last.get('elapsed_s', 0) / 3600:.2f} hours, last measured throughput "
+                f"{last.get('tokens_per_s', '?')} target tokens/s.",
+                f"  Reproduce: `{command_line(s)}`.",
+            ]
+        hours = sum((run["last"] or {}).get("elapsed_s", 0) for run in runs) / 3600
         lines += [
-            "## Training",
-            "",
-            f"- {last.get('step', '?')} steps ({last.get('epoch', 0) + 1} epochs over the training split), "
-            f"batches of about {s['batch_tokens']} tokens, Adam (0.9, 0.98), warm-up {s['warmup']} steps then "
-            f"inverse square root (scale {s['lr_scale']}), label smoothing {s['label_smoothing']}, "
-            f"dropout {s['dropout']}, gradient clipping {s['clip_norm']}, seed {s['seed']}.",
-            f"- Training time (the whole run): {hours:.2f} hours; last measured throughput "
-            f"{last.get('tokens_per_s', '?')} target tokens/s.",
+            f"- Training time ({'all stages' if len(runs) > 1 else 'the whole run'}): {hours:.2f} hours.",
             f"- Hardware: {hardware()}.",
+            "- Then this evaluation command with `--write-card`.",
         ]
-        lines.append(f"- Reproduce: `{command_line(s)}` (then this evaluation command with `--write-card`).")
-        if run.get("selection"):
-            lines.append(f"- The weights shipped: {run['selection']}")
-        elif run["best_dev"]:
-            b = run["best_dev"]
+        selection = next((run["selection"] for run in runs if run.get("selection")), None)
+        if selection:
+            lines.append(f"- The weights shipped: {selection}")
+        elif runs[-1]["best_dev"]:
+            b, s = runs[-1]["best_dev"], runs[-1]["settings"]
             lines.append(
                 f"- Best dev checkpoint (the one shipped): step {b['step']}, BLEU {b['bleu']}, chrF {b['chrf']}, "
                 f"exact match {b['exact_match']}% on the first {s['dev_size']} dev pairs."
@@ -206,7 +216,13 @@ def main(argv: list[str] | None = None) -> None:
     source.add_argument("--task", help="synthetic task name")
     parser.add_argument("--split", default="test", choices=["dev", "test"])
     parser.add_argument("--limit", type=int, default=None, help="evaluate on the first N pairs only")
-    parser.add_argument("--run", type=Path, default=None, help="the training run folder, for the model card")
+    parser.add_argument(
+        "--run",
+        type=Path,
+        action="append",
+        default=[],
+        help="a training run folder, for the model card; repeat it for a model trained in stages (in order)",
+    )
     parser.add_argument("--data-description", default=None, help="the Data section of the model card")
     parser.add_argument("--write-card", action="store_true", help=f"write {CARD} into the checkpoint folder")
     parser.add_argument("--selection", default=None, help="which weights are shipped, if not the best dev checkpoint")
@@ -223,10 +239,10 @@ def main(argv: list[str] | None = None) -> None:
             if args.task
             else f"`{args.corpus}` (see its DATA_CARD.md); test pairs are held-out everyday sentences."
         )
-        run = read_run(args.run)
-        if run and args.selection:
-            run["selection"] = args.selection
-        card = model_card(args.checkpoint.name, checkpoint, results, data, run, args.split, bool(args.task))
+        runs = [run for run in map(read_run, args.run) if run]
+        if runs and args.selection:
+            runs[-1]["selection"] = args.selection
+        card = model_card(args.checkpoint.name, checkpoint, results, data, runs, args.split, bool(args.task))
         (args.checkpoint / CARD).write_text(card, encoding="utf-8")
         print(f"wrote {args.checkpoint / CARD}")
 
