@@ -231,6 +231,8 @@ def test_markup_typed_by_a_user_is_shown_as_text_and_never_runs(page):
     page.wait_for_function("() => document.querySelector('#candidates-plot').innerText.includes('finished')")
     page.locator("#strategy").get_by_text("beam", exact=True).click()  # the beam tree labels nodes with pieces
     page.locator("#reset-btn").click()
+    # Reset and Step may run at the same time in the quick queue; Step only once the reset has been applied
+    page.wait_for_function("() => document.querySelector('#output-text textarea').value === ''")
     page.locator("#step-btn").click()
     page.get_by_role("tab", name="Beam search").click()
     page.wait_for_selector("#beam-plot .js-plotly-plot")
