@@ -246,3 +246,9 @@ def test_every_variant_learns_to_copy(norm, positions, activation):
         losses.append(loss.item())
     assert losses[0] > 2.5  # about ln(30) = 3.4 at the start: the initialisation is sane
     assert losses[-1] < 0.5 * losses[0]
+
+
+def test_same_architecture_ignores_only_the_dropout_rates():
+    config = TransformerConfig(src_vocab_size=50, tgt_vocab_size=50, d_model=16, n_heads=2, d_ff=32)
+    assert config.same_architecture(dataclasses.replace(config, dropout=0.3, attention_dropout=0.1))
+    assert not config.same_architecture(dataclasses.replace(config, d_ff=64))

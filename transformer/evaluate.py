@@ -153,9 +153,8 @@ def model_card(
             f"- Hardware: {hardware()}.",
             "- Then this evaluation command with `--write-card`.",
         ]
-        selection = next((run["selection"] for run in runs if run.get("selection")), None)
-        if selection:
-            lines.append(f"- The weights shipped: {selection}")
+        if runs[-1].get("selection"):
+            lines.append(f"- The weights shipped: {runs[-1]['selection']}")
         elif runs[-1]["best_dev"]:
             b, s = runs[-1]["best_dev"], runs[-1]["settings"]
             lines.append(

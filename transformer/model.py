@@ -132,6 +132,11 @@ class TransformerConfig:
         """How many layers have attention of this family."""
         return self.n_encoder_layers if family == "encoder" else self.n_decoder_layers
 
+    def same_architecture(self, other: TransformerConfig) -> bool:
+        """Equal but for the dropout rates, which only act in training (a model may be trained on with others)."""
+        no_dropout = {"dropout": 0.0, "attention_dropout": 0.0, "activation_dropout": 0.0}
+        return dataclasses.replace(self, **no_dropout) == dataclasses.replace(other, **no_dropout)
+
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
 

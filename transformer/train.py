@@ -421,9 +421,7 @@ def train(settings: TrainSettings, *, stop_after: int | None = None, quiet: bool
     state_path = run / "state.pt"
     step, epoch, index, best, elapsed = 0, 0, 0, -math.inf, 0.0
     if start is not None and not state_path.exists():
-        # The architecture must match; the regularisation (dropout rates) may change between runs.
-        regularisation = {k: getattr(config, k) for k in ("dropout", "attention_dropout", "activation_dropout")}
-        if dataclasses.replace(start.model.config, **regularisation) != config:
+        if not start.model.config.same_architecture(config):  # the dropout rates may change between runs
             raise ValueError(f"--init-from {settings.init_from} has another architecture than these settings")
         model.load_state_dict(start.model.state_dict())
     if state_path.exists():
