@@ -52,6 +52,8 @@ from pathlib import Path
 
 from babel.messages.mofile import read_mo
 
+from .everyday import AUTHORED_DIR, EVERYDAY_FILE, overlapping, read_authored, read_rows, split_everyday
+
 Pair = tuple[str, str]  # (english, german)
 
 MAX_WORDS = 20  # per side, for every pair in the corpus
@@ -59,8 +61,12 @@ HELD_OUT_WORDS = (3, 15)  # dev/test sentences: this many words a side, inclusiv
 DEV_SIZE = 1200
 TEST_SIZE = 1200
 LIBREOFFICE_HELP_CAP = 6000  # help pages are plentiful and repetitive: keep at most this many pairs
-SENTENCES_ONLY = ("gnome-help", "ui-catalogs", "libreoffice-help")  # of these, only sentences of 3+ words a side
+# of these, only sentences of 3+ words a side
+SENTENCES_ONLY = ("gnome-help", "gnome-app-help", "ui-catalogs", "libreoffice-help", "ddtp")
 SPLITS = ("train", "dev", "test")
+EVERYDAY_SPLITS = ("everyday-dev", "everyday-test")  # the project's own held-out set (transformer.everyday)
+AUTHORED_REPEAT = 3  # the authored everyday pairs appear this many times in train: the register the model is for
+LEXICON_ZIPF = (3.0, 1.5)  # Ding lexicon: every English word at least this common (wordfreq Zipf), German likewise
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -78,11 +84,72 @@ class Source:
     description: str
 
 
+GNOME_APPS = (  # GNOME applications whose packages ship Mallard help in German (usr/share/help/{C,de}/<app>)
+    "accerciser",
+    "baobab",
+    "cheese-common",
+    "deja-dup",
+    "eog",
+    "evince-common",
+    "evolution-common",
+    "file-roller",
+    "five-or-more",
+    "four-in-a-row",
+    "gnome-boxes",
+    "gnome-calculator",
+    "gnome-chess",
+    "gnome-clocks",
+    "gnome-dictionary",
+    "gnome-logs",
+    "gnome-mahjongg",
+    "gnome-mines",
+    "gnome-music",
+    "gnome-nibbles",
+    "gnome-photos",
+    "gnome-robots",
+    "gnome-sudoku",
+    "gnome-system-monitor",
+    "gnome-tetravex",
+    "gnote",
+    "gthumb-data",
+    "hitori",
+    "iagno",
+    "lightsoff",
+    "orca",
+    "pitivi",
+    "polari",
+    "quadrapassel",
+    "seahorse",
+    "shotwell-common",
+    "simple-scan",
+    "swell-foop",
+    "totem-common",
+)
+DDTP_LISTS = "/var/lib/apt/lists"  # where `apt-get -o Acquire::Languages=en,de update` puts Translation-{en,de}
+
 SOURCES: tuple[Source, ...] = (
     Source("ding-sentences", ("trans-de-en",), "GPL-2+", "Ding example sentences (capitalised, ending in . ! ?)"),
     Source("ding-phrases", ("trans-de-en",), "GPL-2+", "Ding phrases of 3+ words a side"),
     Source(
+        "authored",
+        (),
+        "MIT (the project's own)",
+        f"everyday sentences written for the project (`data/authored`), repeated {AUTHORED_REPEAT}× in train",
+    ),
+    Source(
+        "ding-lexicon",
+        ("trans-de-en",),
+        "GPL-2+",
+        "Ding dictionary entries of 1–3 words a side, common words only (wordfreq), one German per English",
+    ),
+    Source(
         "gnome-help", ("gnome-user-docs",), "CC-BY-SA-3.0", "GNOME desktop help (Mallard pages, C vs de), sentences"
+    ),
+    Source(
+        "gnome-app-help",
+        GNOME_APPS,
+        "per package (GPL, CC-BY-SA; the copyright files in licenses/)",
+        "help of GNOME applications (Mallard pages, C vs de), sentences",
     ),
     Source(
         "ui-catalogs",
@@ -95,6 +162,13 @@ SOURCES: tuple[Source, ...] = (
         ("libreoffice-help-en-us", "libreoffice-help-de"),
         "MPL-2.0",
         f"LibreOffice help paragraphs matched by id, sentences, capped at {LIBREOFFICE_HELP_CAP:,}",
+    ),
+    Source(
+        "ddtp",
+        (),
+        "each package's own licence (Debian main); translations by the Debian Description Translation Project",
+        "Debian package descriptions (`Translation-en` / `Translation-de`, paired by `Description-md5`), "
+        "sentences of long descriptions with the same sentence count",
     ),
 )
 SOURCE_BY_NAME: dict[str, Source] = {source.name: source for source in SOURCES}
@@ -234,6 +308,41 @@ def ding_kind(english: str, german: str) -> str:
     return "phrase" if min(words(english), words(german)) >= 3 else "term"
 
 
+def ding_lexicon(text: str, min_zipf: tuple[float, float] = LEXICON_ZIPF) -> list[Pair]:
+    """Dictionary entries of a Ding file as a lexicon: (english, german) of 1–3 words a side, one per English term.
+
+    Terms (`ding_kind` "term") whose every English word has at least `min_zipf[0]` on wordfreq's Zipf scale
+    (3 is about once per million words: "sunset", "pharmacy") and every German word at least `min_zipf[1]`,
+    so the rare technical vocabulary of a large dictionary stays out. Of several German terms for one English
+    term, the one from an entry's headword (its first sub-entry) wins, then the first in the file.
+    """
+    from wordfreq import zipf_frequency
+
+    def common(side: str, language: str, floor: float) -> bool:
+        return all(zipf_frequency(word, language) >= floor for word in side.replace("-", " ").split())
+
+    chosen: dict[str, tuple[bool, Pair]] = {}  # casefolded English -> (from a headword, pair)
+    for line in text.splitlines():
+        if line.startswith("#") or " :: " not in line:
+            continue
+        german, english = line.split(" :: ", 1)
+        german_subs, english_subs = german.split(" | "), english.split(" | ")
+        if len(german_subs) != len(english_subs):
+            continue
+        for position, (english_sub, german_sub) in enumerate(zip(english_subs, german_subs, strict=True)):
+            pair = clean_ding_side(english_sub), clean_ding_side(german_sub)
+            key = pair[0].casefold()
+            if key in chosen and (chosen[key][0] or position > 0):
+                continue
+            if not (pair[0] and pair[1]) or " / " in pair[0] + pair[1] or ding_kind(*pair) != "term":
+                continue
+            if max(words(pair[0]), words(pair[1])) > 3 or reject_reason(*pair) is not None:
+                continue
+            if common(pair[0], "en", min_zipf[0]) and common(pair[1], "de", min_zipf[1]):
+                chosen[key] = (position == 0, pair)
+    return [pair for _, pair in chosen.values()]
+
+
 class _IdTextParser(HTMLParser):
     """Collects the text of every element whose `id` starts with `par_id` or `hd_id` (LibreOffice help HTML).
 
@@ -354,6 +463,57 @@ def mallard_pairs(english_xml: str | bytes, german_xml: str | bytes) -> list[Pai
     return [(e, g) for e, g in zip(english, german, strict=True) if e and g]
 
 
+_DDTP_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"„])")
+
+
+def ddtp_descriptions(text: str, language: str) -> dict[str, list[str]]:
+    """{Description-md5: the long description's paragraphs} of an apt `Translation-<language>` list.
+
+    The long description is the indented text after the one-line summary; ` .` lines separate paragraphs.
+    Paragraphs with lines indented further (lists, verbatim text) are left out: they are not running text.
+    """
+    descriptions: dict[str, list[str]] = {}
+    for entry in text.split("\n\n"):
+        md5, body = None, None
+        lines = entry.splitlines()
+        for i, line in enumerate(lines):
+            if line.startswith("Description-md5: "):
+                md5 = line.split(": ", 1)[1].strip()
+            elif line.startswith(f"Description-{language}: "):
+                body = lines[i + 1 :]
+        if md5 is None or body is None:
+            continue
+        paragraphs, current, verbatim = [], [], False
+        for line in [*body, " ."]:
+            if line.strip() == ".":
+                if current and not verbatim:
+                    paragraphs.append(clean_text(" ".join(current)))
+                current, verbatim = [], False
+            elif line.startswith("  ") or line.lstrip().startswith(("* ", "- ", "+ ", "o ")):
+                verbatim = True
+            else:
+                current.append(line.strip())
+        descriptions[md5] = paragraphs
+    return descriptions
+
+
+def ddtp_pairs(english_text: str, german_text: str) -> list[Pair]:
+    """Sentence pairs of the package descriptions translated in both lists, matched by `Description-md5`: the
+    paragraphs zipped (same count), each split into sentences and zipped where both have the same count."""
+    english = ddtp_descriptions(english_text, "en")
+    pairs = []
+    for md5, german_paragraphs in ddtp_descriptions(german_text, "de").items():
+        english_paragraphs = english.get(md5)
+        if english_paragraphs is None or len(english_paragraphs) != len(german_paragraphs):
+            continue
+        for english_paragraph, german_paragraph in zip(english_paragraphs, german_paragraphs, strict=True):
+            english_sentences = _DDTP_SENTENCE.split(english_paragraph)
+            german_sentences = _DDTP_SENTENCE.split(german_paragraph)
+            if len(english_sentences) == len(german_sentences):
+                pairs += zip(english_sentences, german_sentences, strict=True)
+    return pairs
+
+
 # ---------------------------------------------------------------------------------------------------------------------
 # Reading an extracted package tree
 # ---------------------------------------------------------------------------------------------------------------------
@@ -369,13 +529,15 @@ class SourceStats:
     unique: int = 0  # after deduplication against this and earlier sources
     used: int = 0  # after the cap
     held_out_overlap: int = 0  # removed from train: a side equals a dev/test side
+    everyday_overlap: int = 0  # removed from train: a side equals or nearly equals an everyday dev/test side
     splits: Counter[str] = field(default_factory=Counter)
     english_words: int = 0
     german_words: int = 0
 
 
-def read_sources(root: Path) -> tuple[dict[str, list[Pair]], dict[str, list[str]]]:
-    """Raw pairs per source (names of `SOURCES`) from a folder holding the extracted packages, one subfolder each.
+def read_sources(root: Path, authored_dir: Path = AUTHORED_DIR) -> tuple[dict[str, list[Pair]], dict[str, list[str]]]:
+    """Raw pairs per source (names of `SOURCES`) from a folder holding the extracted packages, one subfolder each
+    (and `ddtp/Translation-{en,de}`, the apt lists, when there), and the project's own authored sentences.
 
     Returns the pairs and, per source, notes on what was read (files, pages skipped).
     """
@@ -383,11 +545,17 @@ def read_sources(root: Path) -> tuple[dict[str, list[Pair]], dict[str, list[str]
     notes: dict[str, list[str]] = {source.name: [] for source in SOURCES}
 
     ding = root / "trans-de-en/usr/share/trans/de-en"
-    for english, german in ding_pairs(ding.read_text(encoding="utf-8")):
+    ding_text = ding.read_text(encoding="utf-8")
+    for english, german in ding_pairs(ding_text):
         kind = ding_kind(english, german)
         if kind != "term":
             pairs[f"ding-{kind}s"].append((english, german))
     notes["ding-sentences"].append(f"file `{ding.relative_to(root / 'trans-de-en')}`")
+    pairs["ding-lexicon"] = ding_lexicon(ding_text)
+
+    authored = read_authored(authored_dir)
+    pairs["authored"] = [row.pair for row in authored]
+    notes["authored"].append(f"{len(sorted(Path(authored_dir).glob('*.tsv')))} files in `data/authored`")
 
     english_help = root / "libreoffice-help-en-us/usr/share/libreoffice/help/en-US"
     german_help = root / "libreoffice-help-de/usr/share/libreoffice/help/de"
@@ -410,17 +578,23 @@ def read_sources(root: Path) -> tuple[dict[str, list[Pair]], dict[str, list[str]
         pairs["ui-catalogs"] += catalog_pairs(catalog.read_bytes())
     notes["ui-catalogs"].append("catalogs: " + ", ".join(f"`{path.name}`" for path in catalogs))
 
-    english_docs = root / "gnome-user-docs/usr/share/help/C"
-    german_docs = root / "gnome-user-docs/usr/share/help/de"
-    pages = sorted(english_docs.rglob("*.page"))
-    aligned = 0
-    for page in pages:
-        german_page = german_docs / page.relative_to(english_docs)
-        if german_page.is_file():
-            page_pairs = mallard_pairs(page.read_bytes(), german_page.read_bytes())
-            aligned += bool(page_pairs)
-            pairs["gnome-help"] += page_pairs
-    notes["gnome-help"].append(f"{aligned:,} of {len(pages):,} pages aligned (same number of blocks in C and de)")
+    for name in ("gnome-help", "gnome-app-help"):
+        pages, aligned = 0, 0
+        for package in SOURCE_BY_NAME[name].packages:
+            english_docs, german_docs = root / package / "usr/share/help/C", root / package / "usr/share/help/de"
+            for page in sorted(english_docs.rglob("*.page")):
+                german_page = german_docs / page.relative_to(english_docs)
+                pages += 1
+                if german_page.is_file():
+                    page_pairs = mallard_pairs(page.read_bytes(), german_page.read_bytes())
+                    aligned += bool(page_pairs)
+                    pairs[name] += page_pairs
+        notes[name].append(f"{aligned:,} of {pages:,} pages aligned (same number of blocks in C and de)")
+
+    lists = {language: root / "ddtp" / f"Translation-{language}" for language in ("en", "de")}
+    if all(path.is_file() for path in lists.values()):
+        pairs["ddtp"] = ddtp_pairs(lists["en"].read_text("utf-8"), lists["de"].read_text("utf-8"))
+        notes["ddtp"].append("apt lists `Translation-en` and `Translation-de` of bookworm main")
     return pairs, notes
 
 
@@ -438,6 +612,8 @@ def make_corpus(
     dev_size: int = DEV_SIZE,
     test_size: int = TEST_SIZE,
     held_out_source: str = "ding-sentences",
+    everyday: tuple[list[Pair], list[Pair]] = ([], []),
+    repeat: dict[str, int] | None = None,
 ) -> tuple[dict[str, list[Pair]], dict[str, SourceStats]]:
     """Filter, deduplicate and split the raw pairs of each source (taken in the order of `raw`).
 
@@ -446,12 +622,16 @@ def make_corpus(
     3. cap a source at `caps[name]` pairs, sampled with the seed;
     4. draw test, then dev, from the `held_out_source` pairs that are `is_held_out_candidate`, no English or
        German side repeated among them;
-    5. train is everything else, minus any pair with an English or German side equal to a dev/test side,
-       shuffled with the seed.
+    5. train is everything else, minus any pair with an English or German side equal to a dev/test side, and
+       minus any pair with a side equal or nearly equal (`everyday.overlapping`) to a side of the `everyday`
+       (dev, test) pairs, which become the splits `everyday-dev` and `everyday-test`;
+    6. a source named in `repeat` appears that many times in train (the default: the authored pairs
+       `AUTHORED_REPEAT` times); train is shuffled with the seed.
 
     Returns the splits and per-source statistics. Deterministic for the same input and seed.
     """
     caps = caps if caps is not None else {"libreoffice-help": LIBREOFFICE_HELP_CAP}
+    repeat = repeat if repeat is not None else {"authored": AUTHORED_REPEAT}
     stats = {name: SourceStats() for name in raw}
     seen: set[tuple[str, str]] = set()
     kept: dict[str, list[Pair]] = {}
@@ -490,16 +670,20 @@ def make_corpus(
     if len(held_out) < test_size + dev_size:
         raise ValueError(f"only {len(held_out)} held-out candidates for dev {dev_size} + test {test_size}")
     splits = {"train": [], "dev": held_out[test_size:], "test": held_out[:test_size]}
+    splits["everyday-dev"], splits["everyday-test"] = list(everyday[0]), list(everyday[1])
     split_of = {pair: split for split in ("dev", "test") for pair in splits[split]}
 
     for name, pairs in kept.items():
-        for english, german in pairs:
+        near_everyday = overlapping(pairs, [*everyday[0], *everyday[1]])
+        for (english, german), near in zip(pairs, near_everyday, strict=True):
             if (english, german) in split_of:
                 stats[name].splits[split_of[english, german]] += 1
             elif {"en:" + norm_key(english), "de:" + norm_key(german)} & held_out_keys:
                 stats[name].held_out_overlap += 1
+            elif near:
+                stats[name].everyday_overlap += 1
             else:
-                splits["train"].append((english, german))
+                splits["train"] += [(english, german)] * repeat.get(name, 1)
                 stats[name].splits["train"] += 1
                 stats[name].english_words += words(english)
                 stats[name].german_words += words(german)
@@ -547,12 +731,14 @@ def read_pairs(path: str | Path) -> list[tuple[str, str]]:
 
 
 def load_corpus(folder: str | Path) -> dict[str, list[tuple[str, str]]]:
-    """{"train", "dev", "test"} -> pairs, from `folder/{split}.tsv.gz` (or `.tsv`)."""
+    """{"train", "dev", "test"} -> pairs, from `folder/{split}.tsv.gz` (or `.tsv`), and "everyday-dev" and
+    "everyday-test" where the folder has them."""
     folder = Path(folder)
     corpus = {}
-    for split in SPLITS:
+    for split in (*SPLITS, *EVERYDAY_SPLITS):
         path = folder / f"{split}.tsv.gz"
-        corpus[split] = read_pairs(path if path.exists() else folder / f"{split}.tsv")
+        if split in SPLITS or path.exists():
+            corpus[split] = read_pairs(path if path.exists() else folder / f"{split}.tsv")
     return corpus
 
 
@@ -588,6 +774,32 @@ def find_debs(folder: Path, packages: Iterable[str] = PACKAGES) -> dict[str, Pat
     return debs
 
 
+def copy_ddtp_lists(folder: Path, lists: Path = Path(DDTP_LISTS)) -> None:
+    """Write apt's `Translation-en` and `Translation-de` lists of the main archive, decompressed, into `folder`.
+
+    apt fetches them with `apt-get -o Acquire::Languages=en,de update` (lz4-compressed on Debian 12).
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    for language in ("en", "de"):
+        matches = sorted(
+            path
+            for path in lists.glob(f"*_dists_*_main_i18n_Translation-{language}*")
+            if re.search(r"_dists_[a-z]+_main_", path.name)  # the release itself, not -updates or -security
+        )
+        if not matches:
+            raise FileNotFoundError(
+                f"no Translation-{language} list in {lists}: run `apt-get -o Acquire::Languages=en,de update` first"
+            )
+        path = matches[0]
+        if path.suffix == ".lz4":
+            data = _run(["lz4", "-dc", str(path)]).encode("utf-8")
+        elif path.suffix == ".gz":
+            data = gzip.decompress(path.read_bytes())
+        else:
+            data = path.read_bytes()
+        (folder / f"Translation-{language}").write_bytes(data)
+
+
 def deb_version(deb: Path) -> str:
     """The package version recorded in a .deb (`dpkg-deb -f`)."""
     return _run(["dpkg-deb", "-f", str(deb), "Version"]).strip()
@@ -604,7 +816,7 @@ def extract_debs(debs: dict[str, Path], folder: Path) -> None:
 # Writing the corpus folder
 # ---------------------------------------------------------------------------------------------------------------------
 
-COMMAND = "python -m transformer.data build --out data/en-de --seed {seed}"
+COMMAND = "python -m transformer.data build --out data/en-de --seed {seed}{exclude}"
 COMMON_LICENCES_DIR = Path("/usr/share/common-licenses")
 COMMON_LICENCES = ("GPL-2", "GPL-3", "MPL-2.0")  # cited, not included, by the copyright files
 
@@ -645,17 +857,20 @@ def data_card(
     seed: int,
 ) -> str:
     """The DATA_CARD.md text: sources, versions, licences, counts per stage and per split, and how it was built."""
+    excluded = [name for name in SOURCE_BY_NAME if name not in stats]
     lines = [
         "# en–de corpus",
         "",
         "English–German sentence and phrase pairs for training the explorer's translation model, built offline",
-        "from Debian data packages by `transformer/data.py`. Lines are `english<TAB>german`, UTF-8, gzip.",
+        "from Debian data packages and the project's own authored sentences by `transformer/data.py`. Lines are "
+        "`english<TAB>german`, UTF-8, gzip.",
         "",
-        "Rebuild on Debian 12 (bookworm), after `apt-get update` (the `.deb` files are downloaded to a temporary "
-        "folder; `--download-dir DIR` keeps them, `--from-debs DIR` reuses them):",
+        "Rebuild on Debian 12 (bookworm), after `apt-get -o Acquire::Languages=en,de update` (the `.deb` files "
+        "and the package-description lists are copied to a temporary folder; `--download-dir DIR` keeps them, "
+        "`--from-debs DIR` reuses them):",
         "",
         "```",
-        COMMAND.format(seed=seed),
+        COMMAND.format(seed=seed, exclude=" ".join(["", "--exclude", *excluded]) if excluded else ""),
         "```",
         "",
         "The same package versions (below) and seed give byte-identical `.tsv.gz` files; a Debian point release "
@@ -666,8 +881,7 @@ def data_card(
         "| split | pairs | English words | German words | ≤10 words a side |",
         "|---|---|---|---|---|",
     ]
-    for split in SPLITS:
-        pairs = splits[split]
+    for split, pairs in splits.items():
         short = sum(max(words(e), words(g)) <= 10 for e, g in pairs)
         lines.append(
             f"| {split} | {len(pairs):,} | {sum(words(e) for e, _ in pairs):,} | "
@@ -680,6 +894,14 @@ def data_card(
         "the seed; no English or German side of dev or test appears in train or in the other held-out split "
         "(compared casefolded, punctuation ignored).",
         "",
+        f"Everyday dev ({len(splits.get('everyday-dev', [])):,}) and everyday test "
+        f"({len(splits.get('everyday-test', [])):,}) are the two halves of `data/everyday/everyday.tsv`, the "
+        "project's everyday test set (original sentences of 6–20 words on ten classroom topics, written apart "
+        "from the training sentences; see `data/everyday/README.md`), dealt per topic with the seed. No train "
+        "pair has a side equal or nearly equal to one of theirs (word-set Jaccard similarity below "
+        "0.8, casefolded, punctuation ignored). Train counts each pair of a repeated source as often as it "
+        "appears.",
+        "",
         "## Sources",
         "",
         "| source | packages (version) | licence | what |",
@@ -687,7 +909,9 @@ def data_card(
     ]
     for name in stats:
         source = SOURCE_BY_NAME[name]
-        packages = ", ".join(f"`{p}` {versions.get(p, '?')}" for p in source.packages)
+        packages = ", ".join(f"`{p}` {versions.get(p, '?')}" for p in source.packages) or "—"
+        if len(source.packages) > 4:
+            packages = f"{len(source.packages)} packages (listed below)"
         lines.append(f"| {name} | {packages} | {source.licence} | {source.description} |")
     lines += [
         "",
@@ -695,23 +919,26 @@ def data_card(
         "",
         "extracted: pairs read from the files; kept: after cleaning, filters and the source's selection; "
         "unique: after deduplication (first occurrence wins, sources in this order); used: after the cap; "
-        "overlap: removed from train because a side equals a dev/test side.",
+        "overlap: removed from train because a side equals a dev/test side; everyday overlap: removed because a "
+        "side equals or nearly equals an everyday dev/test side; train: distinct pairs (words counted once).",
         "",
-        "| source | extracted | kept | unique | used | overlap | train | dev | test | train words en / de |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| source | extracted | kept | unique | used | overlap | everyday overlap | train | dev | test "
+        "| train words en / de |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, s in stats.items():
         lines.append(
             f"| {name} | {s.extracted:,} | {s.kept:,} | {s.unique:,} | {s.used:,} | {s.held_out_overlap:,} | "
-            f"{s.splits['train']:,} | {s.splits['dev']:,} | {s.splits['test']:,} | "
+            f"{s.everyday_overlap:,} | {s.splits['train']:,} | {s.splits['dev']:,} | {s.splits['test']:,} | "
             f"{s.english_words:,} / {s.german_words:,} |"
         )
-    total = {split: len(splits[split]) for split in SPLITS}
     lines.append(
         f"| **total** | {sum(s.extracted for s in stats.values()):,} | {sum(s.kept for s in stats.values()):,} | "
         f"{sum(s.unique for s in stats.values()):,} | {sum(s.used for s in stats.values()):,} | "
-        f"{sum(s.held_out_overlap for s in stats.values()):,} | {total['train']:,} | {total['dev']:,} | "
-        f"{total['test']:,} | {sum(s.english_words for s in stats.values()):,} / "
+        f"{sum(s.held_out_overlap for s in stats.values()):,} | "
+        f"{sum(s.everyday_overlap for s in stats.values()):,} | "
+        f"{sum(s.splits['train'] for s in stats.values()):,} | {len(splits['dev']):,} | "
+        f"{len(splits['test']):,} | {sum(s.english_words for s in stats.values()):,} / "
         f"{sum(s.german_words for s in stats.values()):,} |"
     )
     lines += ["", "Dropped, per reason:", "", "| source | " + " | ".join(_REASONS) + " |"]
@@ -740,6 +967,19 @@ def data_card(
         "stripped.",
         "   - **GNOME help** (`usr/share/help/{C,de}/*/*.page`, Mallard XML): the text of `p`, `title`, "
         "`subtitle`, `desc`, `cite` blocks in document order, zipped when both pages have the same number.",
+        "   - **GNOME application help** (the same, for the Mallard help that the packages of "
+        "GNOME applications ship: " + ", ".join(f"`{p}`" for p in GNOME_APPS) + ").",
+        "   - **Ding lexicon** (the same file): dictionary entries of 1–3 words a side (not sentences or 3+-word "
+        "phrases), cleaned as above, whose every English word has a wordfreq Zipf frequency of at least "
+        f"{LEXICON_ZIPF[0]} (about once per million words) and every German word at least {LEXICON_ZIPF[1]}; "
+        "one German term per English term, an entry's headword first. It adds the everyday words that the "
+        "sentences never contain (sunset → Sonnenuntergang, pharmacy → Apotheke).",
+        "   - **Package descriptions** (DDTP: apt's `Translation-en` and `Translation-de` lists of bookworm main): "
+        "entries paired by `Description-md5`, long descriptions split into paragraphs (` .` lines; lists and "
+        "verbatim text left out), zipped when both have the same number, then into sentences, zipped when both "
+        "have the same number.",
+        "   - **Authored** (`data/authored/*.tsv`, in this repository): everyday sentences written for the project, "
+        "see `data/authored/README.md`.",
         "   `%PRODUCTNAME` is replaced by `LibreOffice` everywhere.",
         "3. Clean: Unicode NFC, `’` → `'`, `...` → `…`, whitespace collapsed, no space before punctuation.",
         f"4. Filter: both sides non-empty, at most {MAX_WORDS} words a side, character lengths within "
@@ -749,16 +989,19 @@ def data_card(
         "characters), letters on both sides. Of help, UI and GNOME text only sentences are kept "
         "(capitalised, ending in . ! ?, 3+ words a side).",
         "5. Deduplicate by casefolded, punctuation-free English + German; sources in the table's order, so Ding wins.",
-        f"6. The mix: Ding sentences and phrases in full (the everyday register the model is for); LibreOffice "
+        f"6. The mix: Ding sentences and phrases in full; the authored sentences {AUTHORED_REPEAT} times (the "
+        "everyday register the model is for); LibreOffice "
         f"help capped at {LIBREOFFICE_HELP_CAP:,} pairs sampled with the seed (it would otherwise be the largest "
-        "source, in the register of software documentation); UI catalogs and GNOME help in full (small).",
-        "7. Split: test, then dev, drawn with the seed from the Ding sentences of 3–15 words a side; train is the "
-        "rest, minus pairs sharing a side with dev/test, shuffled with the seed.",
+        "source, in the register of software documentation); the other sources in full.",
+        "7. Split: test, then dev, drawn with the seed from the Ding sentences of 3–15 words a side; the everyday "
+        "set halved per topic; train is the rest, minus pairs sharing a side with dev/test or nearly sharing one "
+        "with the everyday set, shuffled with the seed.",
         "",
         "Measured and not used: the `registry_de.xcd` and autotext files of `libreoffice-l10n-de` (German only; "
-        "the English counterparts are in other packages); Ding's headwords and entries shorter than 3 words "
-        "a side (dictionary terms rather than text); help and UI strings that are not sentences (labels such as "
-        "`Open the file`, about 60k of them); the `.po` files of PyPI packages (more UI text of the same kind).",
+        "the English counterparts are in other packages); Ding's rare dictionary terms (below the frequency "
+        "floor: mostly technical vocabulary); help and UI strings that are not sentences (labels such as "
+        "`Open the file`, about 60k of them); the `.po` files of PyPI packages (more UI text of the same kind); "
+        "`gnome-devel-docs` (developer documentation).",
         "",
         "Licences: see `licenses/NOTICE.md` and the packages' copyright files in `licenses/`.",
         "",
@@ -793,8 +1036,8 @@ def licence_files(extracted: Path, packages: Iterable[str]) -> dict[str, Path]:
 def write_corpus(out: Path, splits: dict[str, list[Pair]], card: str, licences: dict[str, Path]) -> None:
     """Write the splits, DATA_CARD.md, and licenses/ (the `licences` files, see `licence_files`, and NOTICE.md)."""
     out.mkdir(parents=True, exist_ok=True)
-    for split in SPLITS:
-        write_pairs(out / f"{split}.tsv.gz", splits[split])
+    for split, pairs in splits.items():
+        write_pairs(out / f"{split}.tsv.gz", pairs)
     (out / "DATA_CARD.md").write_text(card, encoding="utf-8")
     licenses = out / "licenses"
     licenses.mkdir(exist_ok=True)
@@ -803,8 +1046,15 @@ def write_corpus(out: Path, splits: dict[str, list[Pair]], card: str, licences: 
     (licenses / "NOTICE.md").write_text(NOTICE, encoding="utf-8")
 
 
-def build(out: Path, seed: int, download_dir: Path | None = None, from_debs: Path | None = None) -> None:
-    """Download (or reuse) the packages, extract them, build the corpus and write it to `out`."""
+def build(
+    out: Path,
+    seed: int,
+    download_dir: Path | None = None,
+    from_debs: Path | None = None,
+    exclude: Iterable[str] = (),
+) -> None:
+    """Download (or reuse) the packages, extract them, build the corpus (without the `exclude`d sources) and write
+    it to `out`."""
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="corpus-") as temporary:
         temporary = Path(temporary)
@@ -813,15 +1063,22 @@ def build(out: Path, seed: int, download_dir: Path | None = None, from_debs: Pat
             print(f"downloading {len(PACKAGES)} packages into {from_debs} ...", flush=True)
             download_packages(from_debs)
         debs = find_debs(from_debs)
+        if not (from_debs / "Translation-de").is_file():
+            copy_ddtp_lists(from_debs)
         versions = {package: deb_version(deb) for package, deb in debs.items()}
-        print(f"extracting {', '.join(f'{p} {v}' for p, v in versions.items())} ...", flush=True)
+        print(f"extracting {len(versions)} packages ...", flush=True)
         extract_debs(debs, temporary / "x")
+        (temporary / "x" / "ddtp").mkdir()
+        for language in ("en", "de"):
+            shutil.copyfile(from_debs / f"Translation-{language}", temporary / "x" / "ddtp" / f"Translation-{language}")
         raw, notes = read_sources(temporary / "x")
+        raw = {name: pairs for name, pairs in raw.items() if name not in set(exclude)}
         print("extracted:", ", ".join(f"{name} {len(pairs):,}" for name, pairs in raw.items()), flush=True)
-        splits, stats = make_corpus(raw, seed)
+        dev, test = split_everyday(read_rows(EVERYDAY_FILE), seed)
+        splits, stats = make_corpus(raw, seed, everyday=([row.pair for row in dev], [row.pair for row in test]))
         card = data_card(splits, stats, notes, versions, seed)
         write_corpus(out, splits, card, licence_files(temporary / "x", debs))
-    print(", ".join(f"{split} {len(splits[split]):,}" for split in SPLITS), f"-> {out}")
+    print(", ".join(f"{split} {len(pairs):,}" for split, pairs in splits.items()), f"-> {out}")
     print(f"done in {time.perf_counter() - started:.0f} s")
 
 
@@ -833,9 +1090,12 @@ def main(argv: list[str] | None = None) -> None:
     build_parser.add_argument("--seed", type=int, default=0, help="seed for the cap and the splits")
     build_parser.add_argument("--download-dir", type=Path, help="where to download the .deb files (default: temp)")
     build_parser.add_argument("--from-debs", type=Path, help="reuse the .deb files in this folder, no download")
+    build_parser.add_argument(
+        "--exclude", nargs="*", default=[], choices=[s.name for s in SOURCES], help="leave these sources out"
+    )
     args = parser.parse_args(argv)
     try:
-        build(args.out, args.seed, download_dir=args.download_dir, from_debs=args.from_debs)
+        build(args.out, args.seed, download_dir=args.download_dir, from_debs=args.from_debs, exclude=args.exclude)
     except (RuntimeError, FileNotFoundError) as error:
         sys.exit(f"error: {error}")
 

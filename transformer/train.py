@@ -409,6 +409,7 @@ def train(settings: TrainSettings, *, stop_after: int | None = None, quiet: bool
     tokenizer = prepare_tokenizer(run, pairs["train"], settings, start)
     examples = encode_pairs(tokenizer, pairs["train"], settings.max_len)
     dev_pairs = pairs["dev"][: settings.dev_size]
+    everyday_pairs = pairs.get("everyday-dev", [])
     dev_examples = encode_pairs(tokenizer, pairs["dev"], settings.max_positions)
 
     torch.manual_seed(settings.seed)
@@ -459,8 +460,13 @@ def train(settings: TrainSettings, *, stop_after: int | None = None, quiet: bool
             ) / sum(len(t) for _, t in dev_examples)
         hypotheses = translate_sentences(model, tokenizer, [s for s, _ in dev_pairs])
         metrics = score(hypotheses, [t for _, t in dev_pairs])
+        if everyday_pairs:  # the everyday dev set counts as much as the dev split for choosing the best weights
+            hypotheses = translate_sentences(model, tokenizer, [s for s, _ in everyday_pairs])
+            everyday = score(hypotheses, [t for _, t in everyday_pairs])
+            metrics |= {f"everyday_{name}": value for name, value in everyday.items()}
+            metrics["selection"] = round((metrics["chrf"] + everyday["chrf"]) / 2, 2)
         model.train()
-        key = metrics["exact_match"] if settings.task else metrics["chrf"]
+        key = metrics["exact_match"] if settings.task else metrics.get("selection", metrics["chrf"])
         record = {"kind": "dev", "step": step, "dev_loss": round(dev_loss, 4), **metrics, "best": key > best}
         if key > best:
             best = key

@@ -1,0 +1,206 @@
+"""The project's own everyday sentences: the authored training corpus and the everyday test set.
+
+Everyday English–German text is the scarcest thing on an offline machine, so the project writes its own:
+original sentences on classroom topics (family, school, food, travel, weather, time, shopping, health, work,
+hobbies), planned as a grid of topics × grammar × length, each German side reviewed a second time. They are
+the project's data, under its licence (see `data/authored/README.md`).
+
+Two sets, written apart:
+
+* `data/authored/*.tsv`: the training corpus;
+* `data/everyday/everyday.tsv`: the held-out everyday test set, split here into dev and test halves
+  (`split_everyday`), never trained on: `overlapping` finds training pairs that equal or nearly equal one of
+  its sentences, and the corpus builder drops them.
+
+Files are UTF-8 TSV with four columns, `english<TAB>german<TAB>topic<TAB>tags` (tags comma-separated, see `TAGS`).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+AUTHORED_DIR = ROOT / "data" / "authored"
+EVERYDAY_FILE = ROOT / "data" / "everyday" / "everyday.tsv"
+
+TOPICS = ("family", "school", "food", "travel", "weather", "time", "shopping", "health", "work", "hobbies")
+AUTHORED_TOPICS = (*TOPICS, "home", "language", "city")  # the training grid splits three topics finer
+TAGS = frozenset(
+    [
+        "v2",
+        "verb-final",
+        "relative",
+        "separable",
+        "perfect-haben",
+        "perfect-sein",
+        "modal",
+        "um-zu",
+        "w-question",
+        "yes-no-question",
+        "negation-nicht",
+        "negation-kein",
+        "dative",
+        "accusative",
+        "adjective",
+        "comparative",
+        "reflexive",
+        "imperative",
+        "du",
+        "sie",
+        "ihr",
+        "passive",
+        "time",
+        "date",
+        "number",
+        "future",
+        "past",
+        "present",
+        "plural",
+        "genitive",
+        "preposition",
+    ]
+)
+NEAR_DUPLICATE = 0.8  # word-set Jaccard similarity (either side) at or above which two sentences are one
+
+
+@dataclass(frozen=True)
+class Row:
+    """One authored pair with its place in the grid."""
+
+    english: str
+    german: str
+    topic: str
+    tags: tuple[str, ...]
+
+    @property
+    def pair(self) -> tuple[str, str]:
+        return self.english, self.german
+
+
+def read_rows(path: str | Path) -> list[Row]:
+    """The rows of one four-column TSV file; a malformed line is an error naming the file and line."""
+    rows = []
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        columns = line.split("\t")
+        if len(columns) != 4:
+            raise ValueError(f"{path}:{number}: expected 4 tab-separated columns, got {len(columns)}")
+        english, german, topic, tags = columns
+        rows.append(Row(english, german, topic, tuple(tag for tag in tags.split(",") if tag)))
+    return rows
+
+
+def read_authored(folder: str | Path = AUTHORED_DIR) -> list[Row]:
+    """Every row of every `*.tsv` file in the authored folder, files in name order."""
+    return [row for path in sorted(Path(folder).glob("*.tsv")) for row in read_rows(path)]
+
+
+def split_everyday(rows: list[Row], seed: int) -> tuple[list[Row], list[Row]]:
+    """(dev, test): each topic's rows shuffled with the seed and dealt alternately, so both halves cover every topic
+    alike. The same rows and seed always give the same halves."""
+    by_topic: dict[str, list[Row]] = defaultdict(list)
+    for row in rows:
+        by_topic[row.topic].append(row)
+    dev: list[Row] = []
+    test: list[Row] = []
+    for topic in sorted(by_topic):
+        shuffled = list(by_topic[topic])
+        random.Random(f"{seed}-everyday-{topic}").shuffle(shuffled)
+        test += shuffled[0::2]
+        dev += shuffled[1::2]
+    return dev, test
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Near-duplicates: a training pair may not be a test sentence with a word changed
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+def word_set(text: str) -> frozenset[str]:
+    """The casefolded words of a sentence, punctuation dropped."""
+    return frozenset(re.sub(r"[^\w\s]", " ", text.casefold()).split())
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    return len(a & b) / len(a | b) if a or b else 1.0
+
+
+class NearDuplicateIndex:
+    """Finds, among a fixed set of sentences, one that equals or nearly equals a query (word-set Jaccard ≥ the
+    threshold). An inverted index over words keeps it fast for a hundred thousand queries."""
+
+    def __init__(self, sentences: Iterable[str], threshold: float = NEAR_DUPLICATE) -> None:
+        self.threshold = threshold
+        self.sets = [word_set(sentence) for sentence in sentences]
+        self.postings: dict[str, list[int]] = defaultdict(list)
+        for i, words in enumerate(self.sets):
+            for word in words:
+                self.postings[word].append(i)
+
+    def match(self, sentence: str) -> int | None:
+        """The index of a near-duplicate of `sentence`, or None.
+
+        Prefix filter: a set with Jaccard ≥ t shares at least ⌈t·|q|⌉ of the query's |q| words, so it holds one of
+        the query's |q| − ⌈t·|q|⌉ + 1 rarest words; only those words' sentences are compared.
+        """
+        words = word_set(sentence)
+        rarest = sorted(words, key=lambda word: (len(self.postings.get(word, ())), word))
+        needed = math.ceil(self.threshold * len(words))
+        candidates = {i for word in rarest[: len(words) - needed + 1] for i in self.postings.get(word, ())}
+        for i in sorted(candidates):
+            if jaccard(words, self.sets[i]) >= self.threshold:
+                return i
+        return None
+
+
+def overlapping(
+    pairs: Iterable[tuple[str, str]], held_out: Iterable[tuple[str, str]], threshold: float = NEAR_DUPLICATE
+) -> list[bool]:
+    """For each pair, whether its English or its German side equals or nearly equals a held-out pair's side."""
+    held_out = list(held_out)
+    english = NearDuplicateIndex((e for e, _ in held_out), threshold)
+    german = NearDuplicateIndex((g for _, g in held_out), threshold)
+    return [english.match(e) is not None or german.match(g) is not None for e, g in pairs]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Checks (the test suite runs them on the committed files)
+# ---------------------------------------------------------------------------------------------------------------------
+
+_END = re.compile(r"[.!?]$")
+
+
+def problems(rows: Iterable[Row], min_words: int = 3, max_words: int = 25) -> list[str]:
+    """What is wrong with a set of rows: empty or padded sides, unknown topics or tags, lengths out of range,
+    sides without final punctuation, odd length ratios and duplicates (casefolded, punctuation ignored)."""
+    found = []
+    seen: dict[str, str] = {}
+    for row in rows:
+        where = f"{row.english!r}"
+        if not row.english.strip() or not row.german.strip():
+            found.append(f"{where}: an empty side")
+            continue
+        if any(side != side.strip() or "  " in side for side in (row.english, row.german)):
+            found.append(f"{where}: extra spaces")
+        if row.topic not in AUTHORED_TOPICS:
+            found.append(f"{where}: unknown topic {row.topic!r}")
+        if not row.tags or set(row.tags) - TAGS:
+            found.append(f"{where}: unknown or missing tags {sorted(set(row.tags) - TAGS)}")
+        if not min_words <= len(row.english.split()) <= max_words:
+            found.append(f"{where}: {len(row.english.split())} words, not {min_words}–{max_words}")
+        if not (_END.search(row.english) and _END.search(row.german)):
+            found.append(f"{where}: a side does not end in . ! or ?")
+        if not 0.5 <= len(row.german) / len(row.english) <= 2.2:
+            found.append(f"{where}: German/English length ratio {len(row.german) / len(row.english):.2f}")
+        key = " ".join(re.sub(r"[^\w\s]", " ", row.english.casefold()).split())
+        if key in seen:
+            found.append(f"{where}: a duplicate of {seen[key]!r}")
+        seen[key] = row.english
+    return found
