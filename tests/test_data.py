@@ -15,7 +15,9 @@ from transformer import data
 from transformer.data import (
     catalog_pairs,
     clean_text,
+    ddtp_pairs,
     ding_kind,
+    ding_lexicon,
     ding_pairs,
     help_page_pairs,
     is_held_out_candidate,
@@ -212,6 +214,42 @@ def test_mallard_pairs_skip_a_page_whose_block_counts_differ():
     assert mallard_pairs(english.encode(), german.encode()) == []
 
 
+def test_ding_lexicon_keeps_common_short_terms_one_per_english_term_headwords_first():
+    violin = (
+        "Musikinstrument {n} | Geige {f} :: musical instrument | violin\n"
+        "Violine {f} | Violinen {pl} :: violin | violins\n"
+    )
+    lexicon = ding_lexicon((FIXTURES / "de-en").read_text(encoding="utf-8") + violin)
+    assert ("eel", "Aal") in lexicon and ("eels", "Aale") in lexicon  # tags and marks stripped
+    assert ("modification", "Abänderung") in lexicon  # "(to sth.)" is editorial
+    # "violin" is first a sub-entry (Geige), then the headword of its own entry (Violine): the headword wins
+    assert ("violin", "Violine") in lexicon and ("violin", "Geige") not in lexicon
+    assert ("musical instrument", "Musikinstrument") in lexicon
+    englishes = [english for english, _ in lexicon]
+    assert "to backbite" not in englishes  # a rare word (wordfreq Zipf 1.3)
+    assert "to be late" not in englishes and "Better late than never." not in englishes  # phrases and sentences
+    assert len(englishes) == len(set(englishes))
+
+
+def test_ding_lexicon_frequency_floor_is_a_parameter():
+    text = (FIXTURES / "de-en").read_text(encoding="utf-8")
+    assert ("to backbite", "über andere lästern") in ding_lexicon(text, min_zipf=(0.0, 0.0))
+    assert ding_lexicon(text, min_zipf=(9.0, 0.0)) == []
+
+
+def test_ddtp_pairs_match_descriptions_by_md5_and_zip_sentences_of_running_text():
+    english = (FIXTURES / "Translation-en").read_text(encoding="utf-8")
+    german = (FIXTURES / "Translation-de").read_text(encoding="utf-8")
+    assert ddtp_pairs(english, german) == [
+        (
+            "Tea Timer counts down the minutes while your tea brews.",
+            "Tea Timer zählt die Minuten herunter, während Ihr Tee zieht.",
+        ),
+        ("It rings when the tea is ready.", "Er klingelt, wenn der Tee fertig ist."),
+        ("This package contains the program.", "Dieses Paket enthält das Programm."),
+    ]  # the list paragraph is verbatim text; "Most people …" has two sentences, its German one; one is untranslated
+
+
 def test_read_sources_on_a_tree_laid_out_like_the_packages(tmp_path):
     layout = {
         "trans-de-en/usr/share/trans/de-en": "de-en",
@@ -219,9 +257,14 @@ def test_read_sources_on_a_tree_laid_out_like_the_packages(tmp_path):
         "libreoffice-help-de/usr/share/libreoffice/help/de/text/shared/page.html": "help-de.html",
         "gnome-user-docs/usr/share/help/C/gnome-help/page.page": "mallard-C.page",
         "gnome-user-docs/usr/share/help/de/gnome-help/page.page": "mallard-de.page",
+        "gnome-mines/usr/share/help/C/gnome-mines/index.page": "mallard-C.page",
+        "gnome-mines/usr/share/help/de/gnome-mines/index.page": "mallard-de.page",
+        "gnome-mines/usr/share/help/C/gnome-mines/untranslated.page": "mallard-C.page",
+        "ddtp/Translation-en": "Translation-en",
+        "ddtp/Translation-de": "Translation-de",
     }
     for target, fixture in layout.items():
-        (tmp_path / target).parent.mkdir(parents=True)
+        (tmp_path / target).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(FIXTURES / fixture, tmp_path / target)
     catalog = tmp_path / "inkscape/usr/share/locale/de/LC_MESSAGES/inkscape.mo"
     catalog.parent.mkdir(parents=True)
@@ -230,7 +273,15 @@ def test_read_sources_on_a_tree_laid_out_like_the_packages(tmp_path):
     other_language.parent.mkdir(parents=True)
     other_language.write_bytes(_mo([("Close", "Fermer")]))
 
-    raw, notes = data.read_sources(tmp_path)
+    authored = tmp_path / "authored"
+    authored.mkdir()
+    (authored / "food.tsv").write_text("I like soup.\tIch mag Suppe.\tfood\tpresent\n", encoding="utf-8")
+    raw, notes = data.read_sources(tmp_path, authored)
+    assert raw["authored"] == [("I like soup.", "Ich mag Suppe.")]
+    assert ("eel", "Aal") in raw["ding-lexicon"]
+    assert raw["gnome-app-help"] == raw["gnome-help"]  # the same page, from an application's package
+    assert notes["gnome-app-help"] == ["1 of 2 pages aligned (same number of blocks in C and de)"]
+    assert len(raw["ddtp"]) == 3
     assert raw["ding-sentences"][0] == ("Better late than never.", "Besser spät als nie.")
     assert len(raw["ding-sentences"]) == 4 and len(raw["ding-phrases"]) == 2  # terms are not used
     assert len(raw["libreoffice-help"]) == 3
@@ -293,6 +344,31 @@ def test_make_corpus_draws_dev_and_test_from_ding_sentences_only_with_no_overlap
     # each held-out English sentence also came with another German translation from the UI catalogs: removed
     assert stats["ui-catalogs"].held_out_overlap == 11
     assert stats["ding-sentences"].splits == {"train": 49, "dev": 5, "test": 6}
+
+
+def test_make_corpus_keeps_the_everyday_set_out_of_train_and_repeats_a_source():
+    raw = _raw_corpus()
+    far = ("My sister bought a red bike yesterday.", "Meine Schwester hat gestern ein rotes Fahrrad gekauft.")
+    near = (  # the dev sentence with one word changed: 9 of 11 words shared (Jaccard 0.82)
+        "My little sister bought a new red bike in town yesterday.",
+        "Meine kleine Schwester hat gestern in der Stadt ein neues rotes Fahrrad gekauft.",
+    )
+    raw["authored"] = [far, near, ("We eat soup on Mondays.", "Montags essen wir Suppe.")]
+    everyday_dev = [
+        (
+            "My little sister bought a new blue bike in town yesterday.",
+            "Meine kleine Schwester hat gestern in der Stadt ein neues blaues Fahrrad gekauft.",
+        )
+    ]
+    everyday_test = [("The pharmacy opens at half past eight.", "Die Apotheke öffnet um halb neun.")]
+    splits, stats = make_corpus(
+        raw, 0, caps={}, dev_size=5, test_size=6, everyday=(everyday_dev, everyday_test), repeat={"authored": 3}
+    )
+    assert splits["everyday-dev"] == everyday_dev and splits["everyday-test"] == everyday_test
+    assert stats["authored"].everyday_overlap == 1 and near not in splits["train"]
+    assert splits["train"].count(("We eat soup on Mondays.", "Montags essen wir Suppe.")) == 3
+    assert far in splits["train"]  # 6 of 11 English words shared (Jaccard 0.55): kept
+    assert stats["authored"].splits["train"] == 2  # distinct pairs
 
 
 def test_make_corpus_is_deterministic_in_the_seed():

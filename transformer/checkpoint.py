@@ -7,6 +7,9 @@ Our checkpoint is a folder:
     source.spm, target.spm (+ vocab.json, target_vocab.json for Marian-style vocabularies)
     MODEL_CARD.md      what the model is, how it was trained, what it scores
 
+An untrained twin (the same architecture and tokenizer with the weights it had before training) is a folder with
+`twin.json` (`{"twin_of": "en-de", "seed": 0}`) and a card; its weights are drawn from the seed at load time.
+
 Loading never unpickles anything: weights come from safetensors, or, for Hub repos that only ship
 `pytorch_model.bin`, from `torch.load(weights_only=True)`, which refuses every pickled object that is not a tensor.
 """
@@ -31,6 +34,7 @@ WEIGHTS = "model.safetensors"
 WEIGHTS_INDEX = "model.safetensors.index.json"
 MAX_FILE_BYTES = 9_500_000  # a Hugging Face Space takes files up to 10 MB without Git LFS
 CARD = "MODEL_CARD.md"
+TWIN = "twin.json"  # an untrained twin's folder holds this instead of config.json and weights
 
 
 class CheckpointError(Exception):
@@ -189,10 +193,13 @@ def fill_model(model: Transformer, weights: dict[str, torch.Tensor], source: Pat
 
 
 def load_checkpoint(folder: str | Path, device: str | torch.device = "cpu") -> Checkpoint:
-    """Load a checkpoint folder written by `save_checkpoint` (or converted from Marian)."""
+    """Load a checkpoint folder written by `save_checkpoint` (or converted from Marian), or an untrained twin
+    (a folder with `twin.json`, see `load_twin`)."""
     folder = Path(folder)
     if not folder.is_dir():
         raise CheckpointError(f"{folder}: no such checkpoint folder")
+    if (folder / TWIN).is_file():
+        return load_twin(folder, device)
     config = read_json(folder / "config.json")
     if config.get("format") != FORMAT:
         raise CheckpointError(f"{folder}: config.json is not a {FORMAT} checkpoint (format={config.get('format')!r})")
@@ -209,6 +216,37 @@ def load_checkpoint(folder: str | Path, device: str | torch.device = "cpu") -> C
     card = (folder / CARD).read_text(encoding="utf-8") if (folder / CARD).is_file() else ""
     generation = config.get("generation") or {}
     return Checkpoint(model.to(device).eval(), tokenizer, folder.name, generation, card)
+
+
+def untrained_model(config: TransformerConfig, seed: int) -> Transformer:
+    """A model with the initial weights `Transformer(config)` draws after `torch.manual_seed(seed)`, on the CPU.
+
+    The same config, seed and PyTorch version give the same weights on every machine (the CPU generator is
+    platform-independent); the global random state is left as it was.
+    """
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return Transformer(config).eval()
+
+
+def load_twin(folder: Path, device: str | torch.device = "cpu") -> Checkpoint:
+    """An untrained twin: the architecture and tokenizer of a sibling checkpoint, with freshly initialised weights.
+
+    `twin.json` names the checkpoint (`{"twin_of": "en-de", "seed": 0}`, a folder next to this one); the weights
+    are drawn at load time from the recorded seed (`untrained_model`), so a twin costs no disk.
+    """
+    spec = read_json(folder / TWIN)
+    name, seed = spec.get("twin_of"), spec.get("seed")
+    if not isinstance(name, str) or not re.fullmatch(r"[\w.-]+", name) or name in (".", ".."):
+        raise CheckpointError(f"{folder}: twin.json must name a checkpoint folder next to it, got {name!r}")
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise CheckpointError(f"{folder}: twin.json needs an integer seed, got {seed!r}")
+    if (folder.parent / name / TWIN).is_file():
+        raise CheckpointError(f"{folder}: {name} is itself a twin")
+    base = load_checkpoint(folder.parent / name)
+    model = untrained_model(base.model.config, seed)
+    card = (folder / CARD).read_text(encoding="utf-8") if (folder / CARD).is_file() else ""
+    return Checkpoint(model.to(device), base.tokenizer, folder.name, base.generation, card)
 
 
 def check_vocabulary(config: TransformerConfig, tokenizer: Tokenizer, source: Path) -> None:

@@ -1,6 +1,6 @@
 """Make checkpoints from checkpoints: `python -m transformer.convert --help`.
 
-python -m transformer.convert twin checkpoints/en-de checkpoints/en-de-untrained   # same shape, random weights
+python -m transformer.convert twin checkpoints/en-de checkpoints/en-de-untrained   # same shape, weights from a seed
 python -m transformer.convert convert Helsinki-NLP/opus-mt-en-de models/opus-mt-en-de  # Marian -> our format
 python -m transformer.convert marian checkpoints/en-de models/en-de-marian  # our format -> transformers' Marian
 python -m transformer.convert average checkpoints/en-de runs/en-de/snapshots/*.safetensors --out runs/en-de-avg
@@ -12,26 +12,55 @@ benchmark to run the shipped model in both implementations, and tested to give t
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 import torch
 
-from .checkpoint import MARIAN_LAYER_KEYS, Checkpoint, load_checkpoint, load_pretrained, save_checkpoint
+from .checkpoint import (
+    CARD,
+    MARIAN_LAYER_KEYS,
+    TWIN,
+    WEIGHTS_INDEX,
+    Checkpoint,
+    load_checkpoint,
+    load_pretrained,
+    save_checkpoint,
+    untrained_model,
+)
 from .model import Transformer
+
+
+def twin_card(name: str, seed: int) -> str:
+    return (
+        f"# {name}-untrained\n\n"
+        f"The architecture and tokenizer of `{name}` with randomly initialised weights "
+        f"(`python -m transformer.convert twin`, seed {seed}): Xavier-uniform matrices, N(0, d_model^-0.5) "
+        "embeddings, zero biases. It has never seen data; its translations are noise and its attention shows what "
+        "a Transformer does before training.\n\n"
+        f"The folder holds no weights: `{TWIN}` names `{name}` and the seed, and the weights are drawn from the seed "
+        "when the twin is loaded, the same on every machine.\n"
+    )
 
 
 def untrained_twin(checkpoint: Checkpoint, seed: int = 0) -> Checkpoint:
     """The same architecture and tokenizer with freshly initialised weights (to compare attention before/after)."""
-    torch.manual_seed(seed)
-    model = Transformer(checkpoint.model.config).eval()
-    card = (
-        f"# {checkpoint.name}-untrained\n\n"
-        f"The architecture and tokenizer of `{checkpoint.name}` with randomly initialised weights "
-        f"(`python -m transformer.convert twin`, seed {seed}): Xavier-uniform matrices, N(0, d_model^-0.5) "
-        "embeddings, zero biases. It has never seen data; its translations are noise and its attention shows what "
-        "a Transformer does before training.\n"
-    )
+    model = untrained_model(checkpoint.model.config, seed)
+    card = twin_card(checkpoint.name, seed)
     return Checkpoint(model, checkpoint.tokenizer, f"{checkpoint.name}-untrained", checkpoint.generation, card)
+
+
+def write_twin(source: Path, dest: Path, seed: int = 0) -> None:
+    """Write an untrained twin of the checkpoint folder `source` as `dest`, a folder next to it: `twin.json` and
+    a card, no weights."""
+    if dest.resolve().parent != source.resolve().parent:
+        raise ValueError(f"a twin lives next to its checkpoint: {dest} is not in {source.parent}")
+    load_checkpoint(source)  # a twin of something loadable
+    dest.mkdir(parents=True, exist_ok=True)
+    for stale in [*dest.glob("*.safetensors"), dest / WEIGHTS_INDEX, dest / "config.json", *dest.glob("*.spm")]:
+        stale.unlink(missing_ok=True)
+    (dest / TWIN).write_text(json.dumps({"twin_of": source.name, "seed": seed}, indent=2) + "\n", encoding="utf-8")
+    (dest / CARD).write_text(twin_card(source.name, seed), encoding="utf-8")
 
 
 def average(base: Checkpoint, snapshots: list[Path]) -> Checkpoint:
@@ -140,7 +169,7 @@ def to_marian(model: Transformer):
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m transformer.convert")
     commands = parser.add_subparsers(dest="command", required=True)
-    twin = commands.add_parser("twin", help="write an untrained twin of a checkpoint")
+    twin = commands.add_parser("twin", help="write an untrained twin of a checkpoint (twin.json: no weights)")
     twin.add_argument("source", type=Path)
     twin.add_argument("dest", type=Path)
     twin.add_argument("--seed", type=int, default=0)
@@ -157,8 +186,7 @@ def main(argv: list[str] | None = None) -> None:
     marian.add_argument("dest", type=Path)
     args = parser.parse_args(argv)
     if args.command == "twin":
-        source = load_checkpoint(args.source)
-        save_checkpoint(untrained_twin(source, args.seed), args.dest, dtype=torch.float16)
+        write_twin(args.source, args.dest, args.seed)
     elif args.command == "average":
         save_checkpoint(average(load_checkpoint(args.base), args.snapshots), args.out, dtype=torch.float16)
     elif args.command == "marian":

@@ -19,6 +19,7 @@ from pathlib import Path
 import torch
 
 from .checkpoint import CARD, Checkpoint, load_checkpoint
+from .decoding import BeamSearch, generate
 from .train import command_line, score, translate_sentences
 
 DEMO_SENTENCES = {
@@ -55,14 +56,30 @@ def demo_sentences(corpus: str | None, task: str | None) -> list[str]:
     return DEMO_SENTENCES["en-de"]
 
 
-def evaluate(checkpoint: Checkpoint, pairs: list[tuple[str, str]], demos: list[str]) -> dict:
-    """Metrics on `pairs` (greedy decoding) and the demo translations."""
+def beam_translations(checkpoint: Checkpoint, sources: list[str], beam: BeamSearch) -> list[str]:
+    """Beam-search translations, one sentence at a time (the app's beam mode, with the same limits as greedy)."""
+    outputs = []
+    for text in sources:
+        ids = checkpoint.tokenizer.encode_source(text)[: checkpoint.model.config.max_positions]
+        limit = min(100, 2 * len(ids) + 10, checkpoint.model.config.max_positions - 1)
+        outputs.append(checkpoint.tokenizer.decode_target(generate(checkpoint.model, ids, beam, max_new_tokens=limit)))
+    return outputs
+
+
+def evaluate(
+    checkpoint: Checkpoint, pairs: list[tuple[str, str]], demos: list[str], beam: BeamSearch | None = None
+) -> dict:
+    """Metrics on `pairs` (greedy decoding, and beam search when `beam` is given) and the demo translations."""
     start = time.perf_counter()
     hypotheses = translate_sentences(checkpoint.model, checkpoint.tokenizer, [s for s, _ in pairs])
     seconds = time.perf_counter() - start
+    if beam is not None:
+        beam_hypotheses = beam_translations(checkpoint, [s for s, _ in pairs], beam)
+        beam_scores = {f"beam_{k}": v for k, v in score(beam_hypotheses, [t for _, t in pairs]).items()}
     return {
         "n": len(pairs),
         **score(hypotheses, [t for _, t in pairs]),
+        **(beam_scores if beam is not None else {}),
         "sentences_per_s": round(len(pairs) / seconds, 1),
         "samples": [
             {"source": s, "reference": t, "output": h} for (s, t), h in list(zip(pairs, hypotheses, strict=True))[:5]
@@ -84,7 +101,11 @@ def read_run(run: Path | None) -> dict:
     log = [json.loads(line) for line in (run / "train_log.jsonl").read_text().splitlines() if line]
     train = [r for r in log if r["kind"] == "train"]
     dev = [r for r in log if r["kind"] == "dev"]
-    best = max(dev, key=lambda r: r["exact_match"] if settings.get("task") else r["chrf"], default=None)
+    best = max(
+        dev,
+        key=lambda r: r["exact_match"] if settings.get("task") else r.get("selection", r["chrf"]),
+        default=None,
+    )
     return {"settings": settings, "last": train[-1] if train else None, "best_dev": best}
 
 
@@ -164,6 +185,8 @@ def model_card(
         lines.append("")
     r = results
     lines += ["## Evaluation", "", f"Held-out {split} split, {r['n']} pairs, greedy decoding, sacrebleu defaults:", ""]
+    if not synthetic:
+        lines[-2] = "Greedy decoding, sacrebleu defaults:"
     if synthetic:  # one-word German numbers make BLEU's 4-grams meaningless: exact match is the measure
         n_errors = len(r["errors"])
         lines += [
@@ -184,10 +207,27 @@ def model_card(
             ]
             lines.append("")
     else:
+        sets = [(f"Ding {split} (held-out Ding sentences)", r)]
+        if r.get("everyday"):
+            sets.insert(0, (f"everyday {split} (`data/everyday`, written for the project)", r["everyday"]))
+        beam = "beam" in r  # the beam width and length penalty used, if measured
+        lines[-2] = (
+            "Greedy decoding"
+            + (
+                f" and beam search (width {r['beam']['width']}, length penalty {r['beam']['length_penalty']})"
+                if beam
+                else ""
+            )
+            + ", sacrebleu defaults:"
+        )
         lines += [
-            "| BLEU | chrF | exact match |",
-            "|---|---|---|",
-            f"| {r['bleu']} | {r['chrf']} | {r['exact_match']}% |",
+            "| test set | pairs | BLEU | chrF | exact match |" + (" beam BLEU | beam chrF |" if beam else ""),
+            "|---|---|---|---|---|" + ("---|---|" if beam else ""),
+            *[
+                f"| {name} | {x['n']:,} | {x['bleu']} | {x['chrf']} | {x['exact_match']}% |"
+                + (f" {x['beam_bleu']} | {x['beam_chrf']} |" if beam else "")
+                for name, x in sets
+            ],
             "",
         ]
     lines += [
@@ -197,10 +237,11 @@ def model_card(
         "|---|---|",
         *[f"| {src} | {out} |" for src, out in r["demos"].items()],
         "",
-        "## Samples from the test split",
+        "## Samples from the test split" + ("s" if r.get("everyday") else ""),
         "",
         "| source | reference | output |",
         "|---|---|---|",
+        *[f"| {x['source']} | {x['reference']} | {x['output']} |" for x in r.get("everyday", {}).get("samples", [])],
         *[f"| {x['source']} | {x['reference']} | {x['output']} |" for x in r["samples"]],
         "",
     ]
@@ -214,6 +255,8 @@ def main(argv: list[str] | None = None) -> None:
     source.add_argument("--corpus", help="corpus folder (train/dev/test.tsv.gz)")
     source.add_argument("--task", help="synthetic task name")
     parser.add_argument("--split", default="test", choices=["dev", "test"])
+    parser.add_argument("--beam", type=int, default=0, help="also measure beam search of this width (0: greedy only)")
+    parser.add_argument("--length-penalty", type=float, default=1.0, help="the beam's length penalty (default 1.0)")
     parser.add_argument("--limit", type=int, default=None, help="evaluate on the first N pairs only")
     parser.add_argument(
         "--run",
@@ -229,9 +272,18 @@ def main(argv: list[str] | None = None) -> None:
 
     checkpoint = load_checkpoint(args.checkpoint)
     pairs = test_pairs(args.corpus, args.task, args.split, args.limit)
-    results = evaluate(checkpoint, pairs, demo_sentences(args.corpus, args.task))
-    summary = {k: v for k, v in results.items() if k not in ("samples", "errors")}
-    print(json.dumps({**summary, "errors": len(results["errors"])}, ensure_ascii=False, indent=2))
+    beam = BeamSearch(args.beam, args.length_penalty) if args.beam else None
+    results = evaluate(checkpoint, pairs, demo_sentences(args.corpus, args.task), beam)
+    everyday = f"everyday-{args.split}"
+    if args.corpus and (Path(args.corpus) / f"{everyday}.tsv.gz").exists():
+        results["everyday"] = evaluate(checkpoint, test_pairs(args.corpus, None, everyday, args.limit), [], beam)
+    if beam is not None:
+        results["beam"] = {"width": beam.width, "length_penalty": beam.length_penalty}
+    for name, r in [("test", results), ("everyday", results.get("everyday"))]:
+        if r:
+            summary = {k: v for k, v in r.items() if k not in ("samples", "errors", "everyday", "demos")}
+            print(name, json.dumps({**summary, "errors": len(r["errors"])}, ensure_ascii=False))
+    print(json.dumps(results["demos"], ensure_ascii=False, indent=2))
     if args.write_card:
         data = args.data_description or (
             f"Synthetic task `{args.task}` (`transformer.synthetic`): held-out items never seen in training."

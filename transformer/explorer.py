@@ -29,7 +29,7 @@ from pathlib import Path
 
 import torch
 
-from .checkpoint import Checkpoint, CheckpointError, download_marian, load_checkpoint, load_marian
+from .checkpoint import TWIN, Checkpoint, CheckpointError, download_marian, load_checkpoint, load_marian
 from .decoding import BeamSearch, Candidate, Decoding, Greedy, ModelSwitches, Sampling, Step, Strategy
 from .model import ATTENTION_FAMILIES, HeadRef, validate_heads
 
@@ -181,6 +181,9 @@ def load_hub_model(repo_id: str, device: str | torch.device = "cpu") -> Checkpoi
     return checkpoint
 
 
+BUILTIN_FILES = ("config.json", TWIN)  # a built-in model is a checkpoint folder or an untrained twin's
+
+
 class ModelRegistry:
     """Built-in checkpoints (folders under `checkpoints/`) and Hub models, loaded once, shared read-only.
 
@@ -191,7 +194,7 @@ class ModelRegistry:
     def __init__(self, folder: str | Path, loader: Callable[..., Checkpoint] = load_hub_model, device: str = "cpu"):
         self.folder = Path(folder)
         self.device = device
-        self.builtin = sorted(p.name for p in self.folder.iterdir() if (p / "config.json").is_file())
+        self.builtin = sorted(p.name for p in self.folder.iterdir() if any((p / f).is_file() for f in BUILTIN_FILES))
         self.loader = loader
         self._loaded: dict[str, Checkpoint] = {}
         self._locks: dict[str, threading.Lock] = {}

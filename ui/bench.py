@@ -279,8 +279,8 @@ def _free_port() -> int:
 
 
 def builtin_models() -> list[str]:
-    """The built-in models, as `ModelRegistry` finds them: the folders of `checkpoints/` with a config.json."""
-    return sorted(p.name for p in (ROOT / "checkpoints").iterdir() if (p / "config.json").is_file())
+    """The built-in models, as `ModelRegistry` finds them: the checkpoint and twin folders of `checkpoints/`."""
+    return ModelRegistry(ROOT / "checkpoints").builtin
 
 
 class App:
