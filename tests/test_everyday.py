@@ -120,10 +120,6 @@ def test_word_set_and_jaccard():
 
 VOCABULARY = ["the", "a", "cat", "dog", "sat", "ran", "on", "in", "mat", "park", "big", "red"]
 words = st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=8)
-    st.sampled_from(["the", "a", "cat", "dog", "sat", "ran", "on", "in", "mat", "park", "big", "red"]),
-    min_size=1,
-    max_size=8,
-)
 
 
 @settings(max_examples=200, deadline=None, derandomize=True)
