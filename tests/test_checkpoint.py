@@ -8,7 +8,14 @@ import pytest
 import torch
 
 from tests.conftest import ENGLISH, GERMAN, tiny_model
-from transformer.checkpoint import CheckpointError, load_checkpoint, load_marian, load_pretrained, save_checkpoint
+from transformer.checkpoint import (
+    CheckpointError,
+    load_checkpoint,
+    load_marian,
+    load_pretrained,
+    save_checkpoint,
+    untrained_model,
+)
 from transformer.decoding import translate
 from transformer.tokenizer import Tokenizer
 
@@ -212,3 +219,48 @@ def test_untrained_twin_has_the_same_shape_and_tokenizer_but_new_weights(saved, 
     assert twin.tokenizer.encode_source(ENGLISH[0]) == original.tokenizer.encode_source(ENGLISH[0])
     assert not torch.equal(twin.model.src_embed.tokens.weight, original.model.src_embed.tokens.weight)
     assert "randomly initialised" in twin.card
+
+
+def test_a_twin_folder_holds_no_weights_and_draws_the_same_weights_at_every_load(saved, tmp_path):
+    from transformer.convert import main as convert_cli
+
+    convert_cli(["twin", str(saved), str(tmp_path / "twin"), "--seed", "3"])
+    assert sorted(f.name for f in (tmp_path / "twin").iterdir()) == ["MODEL_CARD.md", "twin.json"]
+    first, second = load_checkpoint(tmp_path / "twin"), load_checkpoint(tmp_path / "twin")
+    before = torch.get_rng_state()
+    untrained_model(first.model.config, seed=3)
+    assert torch.equal(torch.get_rng_state(), before)  # drawing a twin leaves the global random state alone
+    for (name, a), b in zip(first.model.state_dict().items(), second.model.state_dict().values(), strict=True):
+        assert torch.equal(a, b), name
+    model = first.model
+    d = model.config.d_model
+    assert model.src_embed.tokens.weight.std().item() == pytest.approx(d**-0.5, rel=0.1)  # the model's own rules
+    assert all(torch.all(p == 1) for n, p in model.named_parameters() if "norm" in n and n.endswith("weight"))
+    assert all(torch.all(p == 0) for n, p in model.named_parameters() if n.endswith("bias"))
+    convert_cli(["twin", str(saved), str(tmp_path / "other"), "--seed", "4"])
+    other = load_checkpoint(tmp_path / "other").model
+    assert not torch.equal(other.src_embed.tokens.weight, model.src_embed.tokens.weight)
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ({"twin_of": "../elsewhere", "seed": 0}, "must name a checkpoint folder"),
+        ({"twin_of": "ckpt", "seed": "0"}, "integer seed"),
+        ({"twin_of": "missing", "seed": 0}, "no such checkpoint folder"),
+        ({"twin_of": "twin", "seed": 0}, "is itself a twin"),
+    ],
+)
+def test_a_bad_twin_json_is_a_clear_error(saved, tmp_path, spec, message):
+    folder = tmp_path / "twin"
+    folder.mkdir()
+    (folder / "twin.json").write_text(json.dumps(spec), encoding="utf-8")
+    with pytest.raises(CheckpointError, match=message):
+        load_checkpoint(folder)
+
+
+def test_a_twin_lives_next_to_its_checkpoint(saved, tmp_path):
+    from transformer.convert import write_twin
+
+    with pytest.raises(ValueError, match="next to its checkpoint"):
+        write_twin(saved, tmp_path / "sub" / "twin")

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -81,3 +85,34 @@ def test_every_shipped_checkpoint_has_a_model_card_with_measured_numbers():
     for folder in (p for p in CHECKPOINTS.iterdir() if p.is_dir()):
         card = (folder / "MODEL_CARD.md").read_text()
         assert "## Evaluation" in card or "randomly initialised" in card, folder.name
+
+
+def _weights_digest(model) -> str:
+    return hashlib.sha256(b"".join(t.numpy().tobytes() for t in model.state_dict().values())).hexdigest()
+
+
+def test_untrained_twins_cost_no_disk():
+    for twin in ("en-de-untrained", "numbers-de-untrained"):
+        assert sorted(f.name for f in (CHECKPOINTS / twin).iterdir()) == ["MODEL_CARD.md", "twin.json"]
+
+
+def test_a_twin_has_the_same_weights_on_every_machine():
+    """The twin's weights are pinned bit for bit, and stay so when PyTorch's CPU kernels are the plain ones (no
+    AVX2), which draw other random numbers than the AVX2 kernels of most machines."""
+    numbers_twin = load_checkpoint(CHECKPOINTS / "numbers-de-untrained").model
+    assert _weights_digest(numbers_twin) == "868e8f87dad8bea4470c454d3e1e4810e754b1e029fa7363ca9cfd7db4c7f681"
+    script = (
+        "import hashlib, sys; from transformer.checkpoint import load_checkpoint; "
+        "m = load_checkpoint(sys.argv[1]).model; "
+        "print(hashlib.sha256(b''.join(t.numpy().tobytes() for t in m.state_dict().values())).hexdigest())"
+    )
+    twin = CHECKPOINTS / "en-de-untrained"
+    plain = subprocess.run(
+        [sys.executable, "-c", script, str(twin)],
+        env={**os.environ, "ATEN_CPU_CAPABILITY": "default"},
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=CHECKPOINTS.parent,
+    )
+    assert plain.stdout.strip() == _weights_digest(load_checkpoint(twin).model)

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
@@ -219,14 +220,26 @@ def load_checkpoint(folder: str | Path, device: str | torch.device = "cpu") -> C
 
 
 def untrained_model(config: TransformerConfig, seed: int) -> Transformer:
-    """A model with the initial weights `Transformer(config)` draws after `torch.manual_seed(seed)`, on the CPU.
+    """A model with freshly initialised weights, the same bits on every machine for the same config and seed.
 
-    The same config, seed and PyTorch version give the same weights on every machine (the CPU generator is
-    platform-independent); the global random state is left as it was.
+    The rules are the model's own (`Transformer.init_rule`: Xavier-uniform matrices, N(0, d_model^-0.5)
+    embeddings, unit LayerNorms, zero biases), but the numbers come from NumPy's PCG64 generator in float64,
+    rounded to float32: PyTorch's own random kernels give other bits on CPUs with and without AVX2.
     """
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        return Transformer(config).eval()
+    with torch.random.fork_rng(devices=[]):  # the model's own initialisation is overwritten: leave no trace of it
+        model = Transformer(config).eval()
+    rng = np.random.Generator(np.random.PCG64(seed))
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            rule, value = model.init_rule(name, p)
+            if rule == "normal":
+                values = rng.standard_normal(p.shape) * value
+            elif rule == "uniform":
+                values = rng.uniform(-value, value, p.shape)
+            else:
+                values = np.full(p.shape, value)
+            p.copy_(torch.from_numpy(values.astype(np.float32)))
+    return model
 
 
 def load_twin(folder: Path, device: str | torch.device = "cpu") -> Checkpoint:

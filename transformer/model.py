@@ -593,25 +593,34 @@ class Transformer(nn.Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        """Xavier-uniform (or normal) weight matrices, zero biases, unit LayerNorms.
+        """Xavier-uniform (or normal) weight matrices, zero biases, unit LayerNorms (see `init_rule`)."""
+        for name, p in self.named_parameters():
+            rule, value = self.init_rule(name, p)
+            if rule == "normal":
+                nn.init.normal_(p, mean=0.0, std=value)
+            elif rule == "uniform":
+                nn.init.uniform_(p, -value, value)
+            else:
+                nn.init.constant_(p, value)
+
+    def init_rule(self, name: str, p: Tensor) -> tuple[str, float]:
+        """How parameter `name` starts: ("normal", std), ("uniform", bound) or ("constant", value).
 
         Token embeddings get N(0, d_model^-0.5): multiplied by √d_model they enter with unit scale, and as the
         tied output projection they start with logits of order one (an N(0, 1) start makes the first losses
-        explode when embeddings are scaled and tied).
+        explode when embeddings are scaled and tied). Matrices get Xavier-uniform, U(±√(6 / (fan_in + fan_out))).
         """
         cfg = self.config
-        for name, p in self.named_parameters():
-            if "tokens" in name or "learned" in name:  # token (and learned position) embeddings
-                nn.init.normal_(p, mean=0.0, std=cfg.d_model**-0.5)
-            elif p.dim() > 1:
-                if cfg.init == "xavier":
-                    nn.init.xavier_uniform_(p)
-                else:
-                    nn.init.normal_(p, mean=0.0, std=cfg.init_std)
-            elif "norm" in name and name.endswith("weight"):
-                nn.init.ones_(p)
-            else:
-                nn.init.zeros_(p)
+        if "tokens" in name or "learned" in name:  # token (and learned position) embeddings
+            return "normal", cfg.d_model**-0.5
+        if p.dim() > 1:
+            if cfg.init == "xavier":
+                fan_out, fan_in = p.shape[0], p[0].numel()
+                return "uniform", math.sqrt(6.0 / (fan_in + fan_out))
+            return "normal", cfg.init_std
+        if "norm" in name and name.endswith("weight"):
+            return "constant", 1.0
+        return "constant", 0.0
 
     # ---- the two halves -------------------------------------------------------------------------------
 
