@@ -824,12 +824,14 @@ COMMON_LICENCES = ("GPL-2", "GPL-3", "MPL-2.0")  # cited, not included, by the c
 NOTICE = """\
 # Sources and licences of the en–de corpus
 
-The pairs in `train.tsv.gz`, `dev.tsv.gz` and `test.tsv.gz` are extracted from the Debian packages below.
+The pairs in `train.tsv.gz`, `dev.tsv.gz` and `test.tsv.gz` are extracted from the Debian packages below, and
+`train.tsv.gz` also holds the project's own authored sentences; `everyday-dev.tsv.gz` and `everyday-test.tsv.gz`
+are the project's own (MIT).
 Each pair keeps the licence of the package it comes from; the files mix the sources (see `../DATA_CARD.md`
 for how many pairs each gave), so the corpus as a whole is distributed under all of these terms together.
 This folder holds the packages' copyright files (`<package>.copyright`; the CC-BY-SA-3.0 text is in full in
 `gnome-user-docs.copyright`) and the licence texts they cite from Debian's `/usr/share/common-licenses/`
-(`GPL-2`, `GPL-3`, `MPL-2.0`).
+(`GPL-2`, `GPL-3`, `MPL-2.0`, `LGPL-2.1`, …).
 
 | source | packages | licence |
 |---|---|---|
@@ -839,6 +841,8 @@ This folder holds the packages' copyright files (`<package>.copyright`; the CC-B
 | GIMP German UI translation (`gimp20*.mo`) | `gimp-data` | GPL-3+ (`Files: *` in its copyright file) |
 | Inkscape German UI translation (`inkscape.mo`) | `inkscape` | GNU GPL (as its copyright file states) |
 | GNOME user documentation (German translation) | `gnome-user-docs` | CC-BY-SA-3.0 |
+| Help of GNOME applications (German translations) | listed in `../DATA_CARD.md` | per package: GPL, LGPL, CC-BY-SA |
+| Everyday sentences written for Transformer Explorer (`data/authored`) | — (this repository) | MIT, as the project |
 
 Derived data: the texts were cleaned (Unicode NFC, whitespace, Ding's editorial marks, keyboard accelerators,
 markup tags removed), filtered and deduplicated by `transformer/data.py`; the sentences themselves are the
@@ -1032,6 +1036,15 @@ def licence_files(extracted: Path, packages: Iterable[str]) -> dict[str, Path]:
         files[name] = COMMON_LICENCES_DIR / name
         if not files[name].is_file():
             raise FileNotFoundError(f"{files[name]} is missing (Debian's base-files package ships it)")
+    cited = {  # the others the copyright files point to ("see /usr/share/common-licenses/LGPL-2.1.")
+        name.rstrip(".")
+        for path in list(files.values())
+        if path.name == "copyright" and path.is_file()
+        for name in re.findall(r"common-licenses/([\w.+-]+)", path.read_text(encoding="utf-8", errors="replace"))
+    }
+    for name in sorted(cited - set(files)):
+        if (COMMON_LICENCES_DIR / name).is_file():
+            files[name] = COMMON_LICENCES_DIR / name
     return files
 
 

@@ -204,3 +204,30 @@ def problems(rows: Iterable[Row], min_words: int = 3, max_words: int = 25) -> li
             found.append(f"{where}: a duplicate of {seen[key]!r}")
         seen[key] = row.english
     return found
+
+
+def main(argv: list[str] | None = None) -> None:
+    """`python -m transformer.everyday check FILE…`: what a writer runs after each batch."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m transformer.everyday", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    check = commands.add_parser("check", help="report problems and the length mix of four-column TSV files")
+    check.add_argument("files", type=Path, nargs="+")
+    check.add_argument("--min-words", type=int, default=3)
+    check.add_argument("--max-words", type=int, default=25)
+    args = parser.parse_args(argv)
+    rows = [row for path in args.files for row in read_rows(path)]
+    found = problems(rows, args.min_words, args.max_words)
+    for problem in found:
+        print(problem)
+    lengths = [len(row.english.split()) for row in rows]
+    bands = ((3, 5), (6, 10), (11, 15), (16, 20), (21, 25))
+    mix = ", ".join(f"{low}–{high}: {sum(low <= n <= high for n in lengths)}" for low, high in bands)
+    print(f"{len(rows)} pairs, {len(found)} problems; English words {mix}")
+    sys.exit(1 if found else 0)
+
+
+if __name__ == "__main__":
+    main()
