@@ -280,6 +280,8 @@ def _free_port() -> int:
 
 def builtin_models() -> list[str]:
     """The built-in models, as `ModelRegistry` finds them: the checkpoint and twin folders of `checkpoints/`."""
+    from transformer.explorer import ModelRegistry
+
     return ModelRegistry(ROOT / "checkpoints").builtin
 
 

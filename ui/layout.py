@@ -7,10 +7,13 @@ read-only. Every handler catches `ExplorerError` and shows its message, so bad i
 from __future__ import annotations
 
 import contextlib
+import functools
 import html
+import json
 import os
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import gradio as gr
@@ -35,15 +38,40 @@ QUICK_CONCURRENCY = int(os.environ.get("EXPLORER_QUICK_CONCURRENCY", 2))
 LONG_CONCURRENCY = int(os.environ.get("EXPLORER_LONG_CONCURRENCY", 1))
 RUN_BUDGET_S = float(os.environ.get("EXPLORER_RUN_BUDGET_S", 30))
 HUB_EXAMPLES = ["Helsinki-NLP/opus-mt-en-de", "Helsinki-NLP/opus-mt-en-fr", "Helsinki-NLP/opus-mt-en-zh"]
-EXAMPLES = {
+CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
+EXAMPLES = {  # for models whose folder has no examples.json
     "en-de": ["The weather is nice today.", "Where is the train station?", "Better late than never."],
     "numbers-de": ["twenty-one", "ninety-seven", "seven thousand, three hundred and eighty-five"],
 }
 
 
+@functools.cache
+def model_examples(model: str) -> tuple[tuple[str, str], ...]:
+    """(sentence, label) pairs of a model's examples: its untrained twin shares them, Hub models get en-de's.
+
+    A built-in model's `examples.json` lists sentences it translates correctly and a few instructive failures
+    (`"works": false` with a `"why"`), which are labelled as such on the page.
+    """
+    name = model.removesuffix("-untrained")
+    name = name if name in EXAMPLES or (CHECKPOINTS / name / "examples.json").is_file() else "en-de"
+    path = CHECKPOINTS / name / "examples.json"
+    if not path.is_file():
+        return tuple((sentence, sentence) for sentence in EXAMPLES[name])
+    entries = json.loads(path.read_text(encoding="utf-8"))["examples"]
+    return tuple(
+        (e["sentence"], e["sentence"] if e["works"] else f"✗ {e['sentence']} — a failure to study: {e['why']}")
+        for e in entries
+    )
+
+
 def example_samples(model: str) -> list[list[str]]:
-    """Example sentences for a model (its untrained twin shares them); English sentences for Hub models."""
-    return [[s] for s in EXAMPLES.get(model.removesuffix("-untrained"), EXAMPLES["en-de"])]
+    """The example sentences of a model, as `gr.Dataset` samples."""
+    return [[sentence] for sentence, _ in model_examples(model)]
+
+
+def example_labels(model: str) -> list[str]:
+    """What the page shows for each example: the sentence, or for a failure the sentence and why it fails."""
+    return [label for _, label in model_examples(model)]
 
 
 CSS = """
@@ -120,11 +148,12 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
                 info="a built-in model, or any opus-mt model id from the Hugging Face Hub",
             )  # fmt: skip
             source = gr.Textbox(
-                label="Source sentence", value=EXAMPLES.get(default_model, [""])[0], lines=1,
+                label="Source sentence", value=example_samples(default_model)[0][0], lines=1,
                 max_length=MAX_SOURCE_CHARS, elem_id="source-text", scale=3,
             )  # fmt: skip
         examples = gr.Dataset(
             components=["textbox"], samples=example_samples(default_model), label="Examples",
+            sample_labels=example_labels(default_model),
             elem_id="examples",
         )  # fmt: skip
         pieces = gr.HTML(elem_id="source-pieces")
@@ -231,7 +260,7 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
                           value=[render.head_ref_label(h) for h in sorted(state.silenced)]),
                 gr.update(maximum=max(config.n_layers(state.family) - 1, 0), value=state.layer),
                 gr.update(choices=render.head_choices(config.n_heads), value=render.head_choice(state)),
-                gr.update(samples=example_samples(state.model)),
+                gr.update(samples=example_samples(state.model), sample_labels=example_labels(state.model)),
                 gr.update(value=state.model),  # after a failed load, back to the model that is in use
                 render.teacher_forced_markdown(views, state),
             ]  # fmt: skip
