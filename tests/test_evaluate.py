@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -62,3 +63,53 @@ def test_a_model_trained_in_stages_lists_every_stage_in_its_card(tmp_path):
     assert "dropout 0.3, attention dropout 0.1" in card and "--init-from checkpoints/x" in card
     assert "Training time (all stages): 2.00 hours." in card
     assert f"The weights shipped: {selection}" in card
+
+
+def _number_corpus(folder: Path) -> Path:
+    """A corpus folder in the layout of data/en-de, with number words standing in for sentences."""
+    from transformer.data import write_pairs
+
+    pairs = [("twenty-one", "einundzwanzig"), ("seven", "sieben"), ("ninety-seven", "siebenundneunzig")]
+    folder.mkdir()
+    for split in ("train", "dev", "test", "everyday-dev", "everyday-test"):
+        write_pairs(folder / f"{split}.tsv.gz", pairs if "everyday" in split else pairs[:2])
+    (folder / "DATA_CARD.md").write_text(
+        "## Counts per source\n\n| source | extracted | kept | unique | used | overlap | everyday overlap | train "
+        "| dev | test | train words en / de |\n|---|---|---|---|---|---|---|---|---|---|---|\n"
+        "| authored | 10 | 9 | 9 | 9 | 0 | 1 | 8 | 0 | 0 | 40 / 38 |\n",
+        encoding="utf-8",
+    )
+    return folder
+
+
+def test_evaluate_reports_both_test_sets_greedy_and_beam_and_records_ablations(tmp_path, capsys):
+    corpus = _number_corpus(tmp_path / "corpus")
+    folder = tmp_path / "numbers-de"
+    shutil.copytree(SHIPPED, folder)
+    ablations = tmp_path / "ablations.jsonl"
+    main([str(folder), "--corpus", str(corpus), "--split", "dev", "--beam", "2", "--lever", "beam width: 2",
+          "--ablations", str(ablations)])  # fmt: skip
+    printed = capsys.readouterr().out
+    assert 'everyday {"n": 3, "bleu"' in printed and '"beam_chrf": 100.0' in printed
+    record = json.loads(ablations.read_text())
+    assert record["lever"] == "beam width" and record["setting"] == "2" and record["split"] == "dev"
+    assert record["everyday_chrf"] == record["everyday_beam_chrf"] == 100.0
+    main([str(folder), "--corpus", str(corpus), "--beam", "2", "--write-card", "--ablations", str(ablations)])
+    card = (folder / "MODEL_CARD.md").read_text()
+    assert "Greedy decoding and beam search (width 2, length penalty 1.0)" in card
+    # one-word "sentences": BLEU has no 4-grams to count, chrF is perfect
+    assert (
+        "| everyday test (`data/everyday`, written for the project) | 3 | 0.0 | 100.0 | 100.0% | 0.0 | 100.0 |" in card
+    )
+    assert "| Ding test (held-out Ding sentences) | 2 |" in card
+    assert "| authored | 8 | 40 / 38 |" in card  # the sources, from the corpus's data card
+    assert "## What each lever did (dev sets)" in card
+    assert "| beam width | 2 | 100.0 (beam 100.0) | 100.0 (beam 100.0) | 0.0 (beam 0.0) |" in card
+    assert card.index("## What each lever did") < card.index("## Evaluation")
+
+
+def test_lever_without_an_ablations_file_is_an_error(tmp_path):
+    import pytest
+
+    with pytest.raises(SystemExit):
+        main([str(SHIPPED), "--task", "numbers-de", "--limit", "2", "--lever", "x: 1"])

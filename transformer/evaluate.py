@@ -122,10 +122,69 @@ def hardware() -> str:
     return f"{cpu} ({torch.get_num_threads()} threads){gpu}, PyTorch {torch.__version__}"
 
 
+def sources_table(corpus: str | Path) -> list[str]:
+    """The training pairs per source, from the corpus's DATA_CARD.md ("Counts per source"), as Markdown lines."""
+    card = Path(corpus) / "DATA_CARD.md"
+    if not card.is_file():
+        return []
+    rows = []
+    for line in card.read_text(encoding="utf-8").split("## Counts per source", 1)[-1].splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 11 and cells[0] not in ("source", "---"):
+            rows.append(f"| {cells[0]} | {cells[7]} | {cells[10]} |")
+    if not rows:
+        return []
+    return ["| source | training pairs (distinct) | words en / de |", "|---|---|---|", *rows, ""]
+
+
+def record_ablation(path: Path, lever: str, checkpoint: Path, split: str, results: dict) -> dict:
+    """Append one measurement ("lever: setting", the checkpoint, dev metrics) to a JSON-lines file."""
+    name, _, setting = lever.partition(":")
+    record = {"lever": name.strip(), "setting": setting.strip(), "checkpoint": str(checkpoint), "split": split}
+    for prefix, r in (("", results), ("everyday_", results.get("everyday") or {})):
+        for metric in ("bleu", "chrf", "beam_bleu", "beam_chrf"):
+            if metric in r:
+                record[prefix + metric] = r[metric]
+    if "beam" in results:
+        record["beam"] = results["beam"]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as file:
+        file.write(json.dumps(record, ensure_ascii=False) + "\n")
+    return record
+
+
+def ablation_table(path: Path) -> list[str]:
+    """The recorded measurements as a Markdown table, in the order they were made."""
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+    def metric(r: dict, prefix: str, name: str) -> str:
+        beam = r.get(f"{prefix}beam_{name}")
+        return f"{r.get(prefix + name, '–')}" + (f" (beam {beam})" if beam is not None else "")
+
+    lines = [
+        "| lever | setting | Ding dev chrF | everyday dev chrF | everyday dev BLEU | weights |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in records:
+        lines.append(
+            f"| {r['lever']} | {r['setting']} | {metric(r, '', 'chrf')} | {metric(r, 'everyday_', 'chrf')} | "
+            f"{metric(r, 'everyday_', 'bleu')} | `{r['checkpoint']}` |"
+        )
+    return [*lines, ""]
+
+
 def model_card(
-    name: str, checkpoint: Checkpoint, results: dict, data: str, runs: list[dict], split: str, synthetic: bool
+    name: str,
+    checkpoint: Checkpoint,
+    results: dict,
+    data: str,
+    runs: list[dict],
+    split: str,
+    synthetic: bool,
+    extra: list[str] = (),
 ) -> str:
-    """The model card; `runs`: the training runs that made the weights, in order (`read_run`), if known."""
+    """The model card; `runs`: the training runs that made the weights, in order (`read_run`), if known;
+    `extra`: more Markdown lines for the Data section (the sources table)."""
     cfg = checkpoint.model.config
     params = checkpoint.model.num_parameters()
     lines = [
@@ -150,6 +209,7 @@ def model_card(
         "",
         data,
         "",
+        *extra,
     ]
     if runs:
         lines += ["## Training", ""]
@@ -268,6 +328,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--data-description", default=None, help="the Data section of the model card")
     parser.add_argument("--write-card", action="store_true", help=f"write {CARD} into the checkpoint folder")
     parser.add_argument("--selection", default=None, help="which weights are shipped, if not the best dev checkpoint")
+    parser.add_argument(
+        "--ablations",
+        type=Path,
+        help="a JSON-lines file of measurements: with --lever, this evaluation is appended; with --write-card, the "
+        "card shows them as a table",
+    )
+    parser.add_argument("--lever", help='what this evaluation measures, "lever: setting" (e.g. "beam width: 8")')
     args = parser.parse_args(argv)
 
     checkpoint = load_checkpoint(args.checkpoint)
@@ -284,6 +351,10 @@ def main(argv: list[str] | None = None) -> None:
             summary = {k: v for k, v in r.items() if k not in ("samples", "errors", "everyday", "demos")}
             print(name, json.dumps({**summary, "errors": len(r["errors"])}, ensure_ascii=False))
     print(json.dumps(results["demos"], ensure_ascii=False, indent=2))
+    if args.lever:
+        if not args.ablations:
+            parser.error("--lever needs --ablations FILE")
+        print("recorded", json.dumps(record_ablation(args.ablations, args.lever, args.checkpoint, args.split, results)))
     if args.write_card:
         data = args.data_description or (
             f"Synthetic task `{args.task}` (`transformer.synthetic`): held-out items never seen in training."
@@ -293,7 +364,20 @@ def main(argv: list[str] | None = None) -> None:
         runs = [run for run in map(read_run, args.run) if run]
         if runs and args.selection:
             runs[-1]["selection"] = args.selection
-        card = model_card(args.checkpoint.name, checkpoint, results, data, runs, args.split, bool(args.task))
+        card = model_card(
+            args.checkpoint.name,
+            checkpoint,
+            results,
+            data,
+            runs,
+            args.split,
+            bool(args.task),
+            extra=sources_table(args.corpus) if args.corpus else [],
+        )
+        if args.ablations and args.ablations.is_file():
+            head, sep, tail = card.partition("## Evaluation")
+            table = ["## What each lever did (dev sets)", "", *ablation_table(args.ablations)]
+            card = head + "\n".join(table) + "\n" + sep + tail
         (args.checkpoint / CARD).write_text(card, encoding="utf-8")
         print(f"wrote {args.checkpoint / CARD}")
 
