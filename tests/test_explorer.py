@@ -168,3 +168,12 @@ def test_teacher_forced_predictions_repeat_greedy_decoding_with_the_causal_mask(
     assert views.predictions == output  # position i reads tokens 0…i and predicts token i + 1, as while decoding
     e.update(causal_mask=False)
     assert len(e.views().predictions) == len(output)
+
+
+def test_beam_search_uses_the_models_length_penalty():
+    from transformer.decoding import BeamSearch
+    from transformer.explorer import ExplorerState
+
+    state = ExplorerState(model="en-de", source="Hello.", strategy="beam", beam_width=3)
+    assert state.strategy_object(2.0) == BeamSearch(width=3, length_penalty=2.0)
+    assert state.strategy_object() == BeamSearch(width=3, length_penalty=1.0)

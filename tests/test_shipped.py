@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -57,11 +58,31 @@ def en_de():
         ("The children are playing in the garden.", "Die Kinder spielen im Garten.", None),
         ("Where is the train station?", "Wo ist der Zug?", None),  # "Zug": the train, not the station
         ("Can you help me?", "Kannst du mir helfen?", None),
+        # from the everyday test set: never trained on
+        ("Excuse me, where is the nearest pharmacy?", "Entschuldigung, wo ist die nächste Apotheke?", None),
+        (
+            "My brother lives in a small town near the sea.",
+            "Mein Bruder lebt in einer kleinen Stadt in der Nähe des Meeres.",
+            "Mein Bruder wohnt in einer kleinen Stadt in der Nähe des Meeres.",  # the app's beam: length penalty 2
+        ),
     ],
 )
 def test_en_de_golden(en_de, source, greedy, beam):
     assert translate(en_de, source) == greedy
-    assert translate(en_de, source, BeamSearch(4)) == (beam or greedy)
+    assert en_de.generation["length_penalty"] == 2.0
+    assert translate(en_de, source, BeamSearch(4, en_de.generation["length_penalty"])) == (beam or greedy)
+
+
+def test_en_de_examples_come_from_the_everyday_test_set_and_are_labelled_honestly(en_de):
+    from transformer.data import load_corpus
+
+    references = dict(load_corpus(CHECKPOINTS.parent / "data" / "en-de")["everyday-test"])
+    examples = json.loads((CHECKPOINTS / "en-de" / "examples.json").read_text(encoding="utf-8"))["examples"]
+    assert sum(e["works"] for e in examples) >= 5 and 2 <= sum(not e["works"] for e in examples) <= 3
+    for example in examples:
+        output = translate(en_de, example["sentence"])
+        assert (output == references[example["sentence"]]) == example["works"], example["sentence"]
+        assert example["works"] or example["why"]
 
 
 def test_en_de_untrained_twin_has_the_same_shape_and_says_nothing_useful(en_de):

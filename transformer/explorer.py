@@ -104,11 +104,12 @@ class ExplorerState:
     def replace(self, **changes) -> ExplorerState:
         return dataclasses.replace(self, **changes)
 
-    def strategy_object(self) -> Strategy:
+    def strategy_object(self, length_penalty: float = 1.0) -> Strategy:
+        """The decoding strategy; beam search ranks finished beams with the model's length penalty."""
         if self.strategy == "sampling":
             return Sampling(temperature=self.temperature, top_k=self.top_k, top_p=self.top_p, seed=self.seed)
         if self.strategy == "beam":
-            return BeamSearch(width=self.beam_width)
+            return BeamSearch(width=self.beam_width, length_penalty=length_penalty)
         return Greedy()
 
     def switches(self) -> ModelSwitches:
@@ -419,7 +420,7 @@ class Explorer:
         decoding = Decoding(
             self.checkpoint.model,
             self.source_ids(),
-            state.strategy_object(),
+            state.strategy_object(float(self.checkpoint.generation.get("length_penalty", 1.0))),
             switches=state.switches(),
             max_new_tokens=limit,
         )
