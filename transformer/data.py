@@ -289,17 +289,22 @@ def ding_pairs(text: str) -> Iterator[Pair]:
     A sub-entry with a spaced ` / ` left after cleaning ("flat search / apartment search") is skipped too.
     Single words are included: `ding_kind` tells sentences, phrases and single terms apart.
     """
+    for entry in ding_entries(text):
+        for pair in entry:
+            if pair[0] and pair[1] and " / " not in pair[0] + pair[1]:
+                yield pair
+
+
+def ding_entries(text: str) -> Iterator[list[Pair]]:
+    """The cleaned (english, german) sub-entries of each line of a Ding file, headword first; lines whose two sides
+    have a different number of sub-entries are skipped."""
     for line in text.splitlines():
         if line.startswith("#") or " :: " not in line:
             continue
         german, english = line.split(" :: ", 1)
         german_subs, english_subs = german.split(" | "), english.split(" | ")
-        if len(german_subs) != len(english_subs):
-            continue
-        for english_sub, german_sub in zip(english_subs, german_subs, strict=True):
-            pair = clean_ding_side(english_sub), clean_ding_side(german_sub)
-            if pair[0] and pair[1] and " / " not in pair[0] + pair[1]:
-                yield pair
+        if len(german_subs) == len(english_subs):
+            yield [(clean_ding_side(e), clean_ding_side(g)) for e, g in zip(english_subs, german_subs, strict=True)]
 
 
 def ding_kind(english: str, german: str) -> str:
@@ -323,15 +328,8 @@ def ding_lexicon(text: str, min_zipf: tuple[float, float] = LEXICON_ZIPF) -> lis
         return all(zipf_frequency(word, language) >= floor for word in side.replace("-", " ").split())
 
     chosen: dict[str, tuple[bool, Pair]] = {}  # casefolded English -> (from a headword, pair)
-    for line in text.splitlines():
-        if line.startswith("#") or " :: " not in line:
-            continue
-        german, english = line.split(" :: ", 1)
-        german_subs, english_subs = german.split(" | "), english.split(" | ")
-        if len(german_subs) != len(english_subs):
-            continue
-        for position, (english_sub, german_sub) in enumerate(zip(english_subs, german_subs, strict=True)):
-            pair = clean_ding_side(english_sub), clean_ding_side(german_sub)
+    for entry in ding_entries(text):
+        for position, pair in enumerate(entry):
             key = pair[0].casefold()
             if key in chosen and (chosen[key][0] or position > 0):
                 continue
