@@ -201,6 +201,15 @@ def load_checkpoint(folder: str | Path, device: str | torch.device = "cpu") -> C
         raise CheckpointError(f"{folder}: no such checkpoint folder")
     if (folder / TWIN).is_file():
         return load_twin(folder, device)
+    model_config, tokenizer, generation = read_architecture(folder)
+    model = Transformer(model_config)
+    fill_model(model, read_weights(folder), folder)
+    card = (folder / CARD).read_text(encoding="utf-8") if (folder / CARD).is_file() else ""
+    return Checkpoint(model.to(device).eval(), tokenizer, folder.name, generation, card)
+
+
+def read_architecture(folder: Path) -> tuple[TransformerConfig, Tokenizer, dict]:
+    """A checkpoint folder's model config, tokenizer and generation defaults: everything but the weights."""
     config = read_json(folder / "config.json")
     if config.get("format") != FORMAT:
         raise CheckpointError(f"{folder}: config.json is not a {FORMAT} checkpoint (format={config.get('format')!r})")
@@ -212,11 +221,7 @@ def load_checkpoint(folder: str | Path, device: str | torch.device = "cpu") -> C
     except (TypeError, ValueError, FileNotFoundError) as error:
         raise CheckpointError(f"{folder}: {error}") from None
     check_vocabulary(model_config, tokenizer, folder)
-    model = Transformer(model_config)
-    fill_model(model, read_weights(folder), folder)
-    card = (folder / CARD).read_text(encoding="utf-8") if (folder / CARD).is_file() else ""
-    generation = config.get("generation") or {}
-    return Checkpoint(model.to(device).eval(), tokenizer, folder.name, generation, card)
+    return model_config, tokenizer, config.get("generation") or {}
 
 
 def untrained_model(config: TransformerConfig, seed: int) -> Transformer:
@@ -254,12 +259,15 @@ def load_twin(folder: Path, device: str | torch.device = "cpu") -> Checkpoint:
         raise CheckpointError(f"{folder}: twin.json must name a checkpoint folder next to it, got {name!r}")
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise CheckpointError(f"{folder}: twin.json needs an integer seed, got {seed!r}")
-    if (folder.parent / name / TWIN).is_file():
+    base = folder.parent / name
+    if (base / TWIN).is_file():
         raise CheckpointError(f"{folder}: {name} is itself a twin")
-    base = load_checkpoint(folder.parent / name)
-    model = untrained_model(base.model.config, seed)
+    if not base.is_dir():
+        raise CheckpointError(f"{base}: no such checkpoint folder")
+    config, tokenizer, generation = read_architecture(base)  # the base's weights are never read
+    model = untrained_model(config, seed)
     card = (folder / CARD).read_text(encoding="utf-8") if (folder / CARD).is_file() else ""
-    return Checkpoint(model.to(device), base.tokenizer, folder.name, base.generation, card)
+    return Checkpoint(model.to(device), tokenizer, folder.name, generation, card)
 
 
 def check_vocabulary(config: TransformerConfig, tokenizer: Tokenizer, source: Path) -> None:

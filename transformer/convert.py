@@ -25,8 +25,8 @@ from .checkpoint import (
     Checkpoint,
     load_checkpoint,
     load_pretrained,
+    read_architecture,
     save_checkpoint,
-    untrained_model,
 )
 from .model import Transformer
 
@@ -43,19 +43,12 @@ def twin_card(name: str, seed: int) -> str:
     )
 
 
-def untrained_twin(checkpoint: Checkpoint, seed: int = 0) -> Checkpoint:
-    """The same architecture and tokenizer with freshly initialised weights (to compare attention before/after)."""
-    model = untrained_model(checkpoint.model.config, seed)
-    card = twin_card(checkpoint.name, seed)
-    return Checkpoint(model, checkpoint.tokenizer, f"{checkpoint.name}-untrained", checkpoint.generation, card)
-
-
 def write_twin(source: Path, dest: Path, seed: int = 0) -> None:
     """Write an untrained twin of the checkpoint folder `source` as `dest`, a folder next to it: `twin.json` and
     a card, no weights."""
     if dest.resolve().parent != source.resolve().parent:
         raise ValueError(f"a twin lives next to its checkpoint: {dest} is not in {source.parent}")
-    load_checkpoint(source)  # a twin of something loadable
+    read_architecture(source)  # a twin of a loadable checkpoint: its config and tokenizer are what the twin uses
     dest.mkdir(parents=True, exist_ok=True)
     for stale in [*dest.glob("*.safetensors"), dest / WEIGHTS_INDEX, dest / "config.json", *dest.glob("*.spm")]:
         stale.unlink(missing_ok=True)
