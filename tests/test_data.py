@@ -438,3 +438,17 @@ def test_licence_files_include_the_common_licence_texts(tmp_path, monkeypatch):
 def test_build_without_the_packages_says_what_is_missing(tmp_path, capsys):
     with pytest.raises(SystemExit, match="no trans-de-en_"):
         data.main(["build", "--out", str(tmp_path / "out"), "--from-debs", str(tmp_path)])
+
+
+def test_repeat_settings_are_parsed_and_bad_ones_are_refused():
+    assert data.parse_repeat(None) is None
+    assert data.parse_repeat(["authored=1", "ding-lexicon=2"]) == {"authored": 1, "ding-lexicon": 2}
+    for bad in (["authored"], ["authored=0"], ["authored=x"], ["nonsense=2"]):
+        with pytest.raises(ValueError, match="SOURCE=N"):
+            data.parse_repeat(bad)
+
+
+def test_build_refuses_a_bad_repeat_with_a_usage_message(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        data.main(["build", "--out", str(tmp_path / "out"), "--from-debs", str(tmp_path), "--repeat", "authored=0"])
+    assert "--repeat takes SOURCE=N" in capsys.readouterr().err

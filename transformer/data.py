@@ -1069,9 +1069,10 @@ def build(
     download_dir: Path | None = None,
     from_debs: Path | None = None,
     exclude: Iterable[str] = (),
+    repeat: dict[str, int] | None = None,
 ) -> None:
-    """Download (or reuse) the packages, extract them, build the corpus (without the `exclude`d sources) and write
-    it to `out`."""
+    """Download (or reuse) the packages, extract them, build the corpus (without the `exclude`d sources, each source
+    in `repeat` that many times in train) and write it to `out`."""
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="corpus-") as temporary:
         temporary = Path(temporary)
@@ -1092,11 +1093,29 @@ def build(
         raw = {name: pairs for name, pairs in raw.items() if name not in set(exclude)}
         print("extracted:", ", ".join(f"{name} {len(pairs):,}" for name, pairs in raw.items()), flush=True)
         dev, test = split_everyday(read_rows(EVERYDAY_FILE), seed)
-        splits, stats = make_corpus(raw, seed, everyday=([row.pair for row in dev], [row.pair for row in test]))
+        splits, stats = make_corpus(
+            raw, seed, everyday=([row.pair for row in dev], [row.pair for row in test]), repeat=repeat
+        )
         card = data_card(splits, stats, notes, versions, seed)
         write_corpus(out, splits, card, licence_files(temporary / "x", debs))
     print(", ".join(f"{split} {len(pairs):,}" for split, pairs in splits.items()), f"-> {out}")
     print(f"done in {time.perf_counter() - started:.0f} s")
+
+
+def parse_repeat(settings: list[str] | None) -> dict[str, int] | None:
+    """`["authored=1"]` → `{"authored": 1}`; None (the option not given) stays None, the default mix."""
+    if settings is None:
+        return None
+    names = {source.name for source in SOURCES}
+    repeat = {}
+    for setting in settings:
+        name, equals, count = setting.partition("=")
+        if not equals or name not in names or not count.isdigit() or int(count) < 1:
+            raise ValueError(
+                f"--repeat takes SOURCE=N with N ≥ 1 and SOURCE one of {', '.join(sorted(names))}; got {setting!r}"
+            )
+        repeat[name] = int(count)
+    return repeat
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -1110,9 +1129,27 @@ def main(argv: list[str] | None = None) -> None:
     build_parser.add_argument(
         "--exclude", nargs="*", default=[], choices=[s.name for s in SOURCES], help="leave these sources out"
     )
+    build_parser.add_argument(
+        "--repeat",
+        nargs="*",
+        default=None,
+        metavar="SOURCE=N",
+        help=f"how many times each named source appears in train (default: authored={AUTHORED_REPEAT})",
+    )
     args = parser.parse_args(argv)
     try:
-        build(args.out, args.seed, download_dir=args.download_dir, from_debs=args.from_debs, exclude=args.exclude)
+        repeat = parse_repeat(args.repeat)
+    except ValueError as error:
+        parser.error(str(error))
+    try:
+        build(
+            args.out,
+            args.seed,
+            download_dir=args.download_dir,
+            from_debs=args.from_debs,
+            exclude=args.exclude,
+            repeat=repeat,
+        )
     except (RuntimeError, FileNotFoundError) as error:
         sys.exit(f"error: {error}")
 
