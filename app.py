@@ -1,7 +1,8 @@
 """Transformer Explorer: watch an encoder–decoder Transformer translate, step by step. Run `python app.py`.
 
-The page is built in `ui/layout.py`; the models (the built-in ones in `checkpoints/`, and opus-mt models from
-the Hugging Face Hub on demand) are loaded once and shared read-only by every user.
+The page is built by `ui.page.build_demo`, one module of `ui/` per panel; the models (the built-in ones in
+`checkpoints/`, and opus-mt models from the Hugging Face Hub on demand) are loaded once and shared read-only by
+every user.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from pathlib import Path
 import gradio as gr
 import torch
 
-from transformer.explorer import ModelRegistry
-from ui.layout import CSS, build_demo
+from explorer import ModelRegistry
+from ui.page import build_demo
+
+ROOT = Path(__file__).resolve().parent
 
 
 def limit_malloc_arenas(arenas: int = 2) -> None:
@@ -32,9 +35,10 @@ limit_malloc_arenas()
 torch.set_num_threads(int(os.environ.get("TORCH_NUM_THREADS", min(4, os.cpu_count() or 1))))
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"  # a GPU Space (ZeroGPU included) runs the models there
 
-REGISTRY = ModelRegistry(Path(__file__).resolve().parent / "checkpoints", device=DEVICE)
+REGISTRY = ModelRegistry(ROOT / "checkpoints", device=DEVICE)
 # Gradio 6: theme and css go to launch(). Each open session keeps its explorer (about 1 MB with a built-in model);
 # the least recently used sessions beyond 1,000 are forgotten (Gradio's default keeps 10,000).
+CSS = (ROOT / "assets" / "style.css").read_text(encoding="utf-8")
 LAUNCH_OPTIONS = {"theme": gr.themes.Soft(), "css": CSS, "state_session_capacity": 1000}
 
 demo = build_demo(REGISTRY)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
+import gradio as gr
 import pytest
 from gradio_client import Client
 
 import app
+from benchmarks.loadtest import OUTPUT, STATUS
 
 
 @pytest.fixture(scope="module")
@@ -58,16 +60,16 @@ def test_two_clients_at_once_with_different_settings_get_their_own_results(clien
 
 
 def test_a_run_over_its_time_budget_stops_with_a_message(client, monkeypatch):
-    import ui.layout
+    import ui.runtime
 
     settings = ["numbers-de", "three hundred and forty-two", "greedy", 1.0, 0, 1.0, 0, 4, 64, True, True, True, 0,
                 [], "cross", 0, "average"]  # fmt: skip
-    monkeypatch.setattr(ui.layout, "RUN_BUDGET_S", 0.0)
+    monkeypatch.setattr(ui.runtime, "RUN_BUDGET_S", 0.0)
     stopped = client.predict(*settings, api_name="/run")
-    assert "time budget" in stopped[1]  # the status line
-    monkeypatch.setattr(ui.layout, "RUN_BUDGET_S", 30.0)
+    assert "time budget" in stopped[STATUS]
+    monkeypatch.setattr(ui.runtime, "RUN_BUDGET_S", 30.0)
     finished = client.predict(*settings, api_name="/run")  # Run again goes on from there, to the end
-    assert finished[2] == "dreihundertzweiundvierzig" and "time budget" not in finished[1]
+    assert finished[OUTPUT] == "dreihundertzweiundvierzig" and "time budget" not in finished[STATUS]
 
 
 def test_a_cancelled_run_leaves_the_app_serving(client):
@@ -76,14 +78,14 @@ def test_a_cancelled_run_leaves_the_app_serving(client):
     job = client.submit(*settings, api_name="/run")
     job.cancel()
     stepped = client.predict(*settings, api_name="/step")
-    assert stepped[2]  # the output so far: one more token
+    assert stepped[OUTPUT]  # one more token
     assert client.predict("twenty-one", "numbers-de", api_name="/translate")["translation"] == "einundzwanzig"
 
 
 def test_simultaneous_events_of_one_user_are_applied_one_at_a_time(client):
     from pathlib import Path
 
-    from transformer.explorer import Explorer, ExplorerState, ModelRegistry
+    from explorer import Explorer, ExplorerState, ModelRegistry
 
     source = "three hundred and forty-two"
     alone = Explorer(ModelRegistry(Path(app.__file__).parent / "checkpoints"), ExplorerState("numbers-de", source))
@@ -95,12 +97,12 @@ def test_simultaneous_events_of_one_user_are_applied_one_at_a_time(client):
     session.predict(*settings, api_name="/reset")
     jobs = [session.submit(*settings, api_name="/step") for _ in range(4)]  # the quick queue runs two at once
     [job.result() for job in jobs]
-    assert session.predict(*settings, api_name="/step")[2] == alone.views().output_text
+    assert session.predict(*settings, api_name="/step")[OUTPUT] == alone.views().output_text
 
 
 def test_a_session_keeps_one_copy_of_each_component_however_many_events(client):
     """Gradio 6.31 files every updated component of a session again under a new id at each event (a leak of
-    about 80 KB per request); `ui.layout.Blocks` drops those copies. Without it this session would hold 100+."""
+    about 80 KB per request); `ui.runtime.Blocks` drops those copies. Without it this session would hold 100+."""
     settings = ["numbers-de", "ninety-seven", "greedy", 1.0, 0, 1.0, 0, 4, 64, True, True, True, 0, [], "cross", 0,
                 "average"]  # fmt: skip
     session = Client(client.src, verbose=False)
@@ -110,3 +112,9 @@ def test_a_session_keeps_one_copy_of_each_component_however_many_events(client):
     page = app.demo.default_config.blocks
     assert set(held.blocks_config.blocks) == set(page)
     assert set(held.config_values) <= set(page)
+
+
+def test_the_step_answer_holds_the_message_and_the_output_where_clients_read_them():
+    step = next(fn for fn in app.demo.fns.values() if fn.api_name == "step")
+    sent = [block for block in step.outputs if not isinstance(block, gr.State)]  # a State is not sent to clients
+    assert sent[STATUS].elem_id == "status" and sent[OUTPUT].elem_id == "output-text"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from transformer import bench
+from benchmarks import bench
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +57,7 @@ def test_the_app_benchmark_in_quick_mode():
 
     if not Path("/usr/bin/chromium").exists():
         pytest.skip("Debian's chromium is not installed")
-    from ui.bench import measure_app
+    from benchmarks.app_bench import measure_app
 
     app = measure_app(quick=True)
     assert app["ready_s"] > 0 and app["step_ms_median"] > 0 and app["run_ms_median"] > 0

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ui.bench import CHROMIUM_ARGS
+from benchmarks.app_bench import CHROMIUM_ARGS
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"

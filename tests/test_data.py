@@ -11,8 +11,8 @@ import pytest
 from babel.messages.catalog import Catalog
 from babel.messages.mofile import write_mo
 
-from transformer import data
-from transformer.data import (
+from transformer.training import data
+from transformer.training.data import (
     catalog_pairs,
     clean_text,
     ddtp_pairs,
@@ -417,7 +417,7 @@ def test_write_corpus_and_load_corpus(tmp_path):
     assert (tmp_path / "out/licenses/trans-de-en.copyright").read_text(encoding="utf-8") == "License: GPL-2+\n"
     assert "GPL-2+" in (tmp_path / "out/licenses/NOTICE.md").read_text(encoding="utf-8")
     card_text = (tmp_path / "out/DATA_CARD.md").read_text(encoding="utf-8")
-    assert "python -m transformer.data build --out data/en-de --seed 0" in card_text
+    assert "python -m transformer.training.data build --out data/en-de --seed 0" in card_text
     assert f"| train | {len(splits['train']):,} |" in card_text
 
 

@@ -6,8 +6,8 @@ import json
 import shutil
 from pathlib import Path
 
-from transformer.evaluate import main
-from transformer.train import score
+from transformer.training.evaluate import main
+from transformer.training.train import score
 
 SHIPPED = Path(__file__).resolve().parent.parent / "checkpoints" / "numbers-de"
 
@@ -36,7 +36,7 @@ def test_a_model_trained_in_stages_lists_every_stage_in_its_card(tmp_path):
     import dataclasses
     import json
 
-    from transformer.train import TrainSettings
+    from transformer.training.train import TrainSettings
 
     def fake_run(name: str, steps: int, hours: float, **settings) -> Path:
         run = tmp_path / name
@@ -67,7 +67,7 @@ def test_a_model_trained_in_stages_lists_every_stage_in_its_card(tmp_path):
 
 def _number_corpus(folder: Path) -> Path:
     """A corpus folder in the layout of data/en-de, with number words standing in for sentences."""
-    from transformer.data import write_pairs
+    from transformer.training.data import write_pairs
 
     pairs = [("twenty-one", "einundzwanzig"), ("seven", "sieben"), ("ninety-seven", "siebenundneunzig")]
     folder.mkdir()

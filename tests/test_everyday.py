@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transformer.data import load_corpus, norm_key
-from transformer.everyday import (
+from transformer.training.data import load_corpus, norm_key
+from transformer.training.everyday import (
     AUTHORED_DIR,
     EVERYDAY_FILE,
     TOPICS,

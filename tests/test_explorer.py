@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from transformer.explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry, shuffle_words
+from explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry, shuffle_words
 
 CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
 
@@ -171,8 +171,8 @@ def test_teacher_forced_predictions_repeat_greedy_decoding_with_the_causal_mask(
 
 
 def test_beam_search_uses_the_models_length_penalty():
+    from explorer import ExplorerState
     from transformer.decoding import BeamSearch
-    from transformer.explorer import ExplorerState
 
     state = ExplorerState(model="en-de", source="Hello.", strategy="beam", beam_width=3)
     assert state.strategy_object(2.0) == BeamSearch(width=3, length_penalty=2.0)

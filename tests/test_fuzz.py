@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from transformer.explorer import MAX_SOURCE_CHARS, Explorer, ExplorerError, ExplorerState, ModelRegistry
+from explorer import MAX_SOURCE_CHARS, Explorer, ExplorerError, ExplorerState, ModelRegistry
 from ui.api import make_translate
 
 CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"

@@ -4,7 +4,7 @@ Every answer is checked against what the same actions give alone, so crossed ses
 
 from __future__ import annotations
 
-from ui.loadtest import load_test
+from benchmarks.loadtest import load_test
 
 
 def test_several_users_at_once_get_exactly_their_own_results():

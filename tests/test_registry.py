@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry
 from tests.conftest import build_marian
 from tests.test_marian import Payload
 from transformer.checkpoint import CheckpointError, load_marian
-from transformer.explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry
 
 CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
 

@@ -1,4 +1,4 @@
-"""From explorer state to page content (ui.render), without a browser."""
+"""From explorer state to page content (explorer.render), without a browser."""
 
 from __future__ import annotations
 
@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from transformer.explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry
-from ui import render
+from explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry, render
 
 CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
 

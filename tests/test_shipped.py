@@ -13,7 +13,7 @@ import pytest
 
 from transformer.checkpoint import load_checkpoint
 from transformer.decoding import BeamSearch, translate
-from transformer.synthetic import exact_match, make_split
+from transformer.training.synthetic import exact_match, make_split
 
 CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
 MB = 1024 * 1024
@@ -74,7 +74,7 @@ def test_en_de_golden(en_de, source, greedy, beam):
 
 
 def test_en_de_examples_come_from_the_everyday_test_set_and_are_labelled_honestly(en_de):
-    from transformer.data import load_corpus
+    from transformer.training.data import load_corpus
 
     references = dict(load_corpus(CHECKPOINTS.parent / "data" / "en-de")["everyday-test"])
     examples = json.loads((CHECKPOINTS / "en-de" / "examples.json").read_text(encoding="utf-8"))["examples"]

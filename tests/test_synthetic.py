@@ -7,7 +7,7 @@ from functools import cache
 
 import pytest
 
-from transformer.synthetic import (
+from transformer.training.synthetic import (
     SPLITS,
     TASKS,
     exact_match,

@@ -15,7 +15,7 @@ import torch
 
 from tests.conftest import ENGLISH, GERMAN
 from transformer.checkpoint import load_checkpoint
-from transformer.train import (
+from transformer.training.train import (
     BOS,
     EOS,
     PAD,
@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory) -> Path:
-    """A tiny corpus folder in the format of transformer.data: {train,dev,test}.tsv.gz with en<TAB>de lines."""
+    """A tiny corpus folder in the format of transformer.training.data: {train,dev,test}.tsv.gz with en<TAB>de lines."""
     folder = tmp_path_factory.mktemp("corpus")
     pairs = list(zip(ENGLISH, GERMAN, strict=True))
     for split, rows in {"train": pairs * 4, "dev": pairs[:4], "test": pairs[4:]}.items():
@@ -136,7 +136,7 @@ def test_two_torchrun_processes_equal_one_process_on_the_same_global_batches(cor
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
     subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-         "-m", "transformer.train", *args],
+         "-m", "transformer.training.train", *args],
         check=True, env=env, cwd=ROOT, capture_output=True, timeout=240,
     )  # fmt: skip
     single = train(dataclasses.replace(config, out=str(tmp_path / "single")), quiet=True)
@@ -153,7 +153,7 @@ def test_two_torchrun_processes_equal_one_process_on_the_same_global_batches(cor
 def test_command_line_reproduces_the_settings(corpus, tmp_path):
     original = settings(corpus, tmp_path / "run", shared_vocab=False, lr_scale=0.5)
     command = command_line(original)
-    assert command.startswith("python -m transformer.train --out ")
+    assert command.startswith("python -m transformer.training.train --out ")
     assert "--no-shared-vocab" in command and "--lr-scale 0.5" in command and "--seed" not in command
     assert parse_args(command.split()[3:]) == original
 

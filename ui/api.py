@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import gradio as gr
 
-from transformer.explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry
+from explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry
 
 
 def parse_silenced(items: list[str] | None) -> frozenset[tuple[str, int, int]]:

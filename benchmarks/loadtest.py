@@ -1,7 +1,7 @@
 """A load test: simulated users against the real app on loopback, through gradio_client.
 
-    python -m ui.loadtest            # 20 users for 3 minutes (the figures in the README)
-    python -m ui.loadtest --quick    # 4 users for 15 seconds (CI)
+    python -m benchmarks.loadtest            # 20 users for 3 minutes (the figures in the README)
+    python -m benchmarks.loadtest --quick    # 4 users for 15 seconds (CI)
 
 The app runs in its own process (`python app.py`, as a user starts it). Each simulated user is its own
 `gradio_client.Client`, so it has its own session and its own explorer on the server, and does what a student
@@ -26,17 +26,22 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass
 
-from .bench import App, percentile
+from .app_bench import App, percentile
 
 SENTENCES = {
     "en-de": ["The weather is nice today.", "Where is the train station?", "Can you help me?"],
     "numbers-de": ["twenty-one", "ninety-seven", "three hundred and forty-two"],
 }
 
+# Where an event's answer holds the message line and the output so far: the page lists its outputs panel by panel
+# (`ui.page.Page.outputs`), the sentence panel's pieces, examples and model before the decoding panel's message
+# line and output; the user's explorer (a gr.State) is not sent to clients. tests/test_app.py checks them.
+STATUS, OUTPUT = 3, 4
+
 
 @dataclass(frozen=True)
 class Settings:
-    """The page's settings, in the order its events take them (ui/layout.py: `settings`)."""
+    """The page's settings, in the order its events take them (`ui.settings.Settings`)."""
 
     model: str
     source: str
@@ -51,8 +56,8 @@ class Settings:
 
 
 def output_text(result: tuple) -> str:
-    """The "output so far" textbox among an event's outputs (the state is not sent to clients)."""
-    return result[2]
+    """The "output so far" textbox among an event's outputs (`OUTPUT`)."""
+    return result[OUTPUT]
 
 
 class User(threading.Thread):
@@ -98,7 +103,7 @@ def expected_outputs() -> dict[tuple[str, str], tuple[str, str]]:
     """(model, sentence) -> (the text after one step, the whole translation), one user at a time, in-process."""
     from pathlib import Path
 
-    from transformer.explorer import Explorer, ExplorerState, ModelRegistry
+    from explorer import Explorer, ExplorerState, ModelRegistry
 
     registry = ModelRegistry(Path(__file__).resolve().parent.parent / "checkpoints")
     expected = {}
@@ -176,7 +181,7 @@ def load_test(*, users: int, seconds: float) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m ui.loadtest", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.loadtest", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="4 users for 15 seconds")
     parser.add_argument("--users", type=int, default=None)
     parser.add_argument("--seconds", type=float, default=None)

@@ -1,7 +1,7 @@
-"""Evaluate a checkpoint and write its model card: `python -m transformer.evaluate --help`.
+"""Evaluate a checkpoint and write its model card: `python -m transformer.training.evaluate --help`.
 
-    python -m transformer.evaluate checkpoints/en-de --corpus data/en-de --run runs/en-de --write-card
-    python -m transformer.evaluate checkpoints/numbers-de --task numbers-de --run runs/numbers-de --write-card
+    python -m transformer.training.evaluate checkpoints/en-de --corpus data/en-de --run runs/en-de --write-card
+    python -m transformer.training.evaluate checkpoints/numbers-de --task numbers-de --run runs/numbers-de --write-card
 
 Measures BLEU and chrF (sacrebleu) and exact match on the held-out test split with greedy decoding, translates
 the demo sentences, and — with `--write-card` — writes `MODEL_CARD.md` from these numbers, the model's config and
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import torch
 
-from .checkpoint import CARD, Checkpoint, load_checkpoint
-from .decoding import BeamSearch, generate
+from ..checkpoint import CARD, Checkpoint, load_checkpoint
+from ..decoding import BeamSearch, generate
 from .train import command_line, score, translate_sentences
 
 DEMO_SENTENCES = {
@@ -191,7 +191,7 @@ def model_card(
         f"# {name}",
         "",
         "An encoder–decoder Transformer trained from scratch with Transformer Explorer "
-        "(`python -m transformer.train`). Numbers below come from `python -m transformer.evaluate`.",
+        "(`python -m transformer.training.train`). Numbers below come from `python -m transformer.training.evaluate`.",
         "",
         "## Model",
         "",
@@ -309,7 +309,7 @@ def model_card(
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m transformer.evaluate", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m transformer.training.evaluate", description=__doc__.split("\n")[0])
     parser.add_argument("checkpoint", type=Path)
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--corpus", help="corpus folder (train/dev/test.tsv.gz)")
@@ -357,7 +357,7 @@ def main(argv: list[str] | None = None) -> None:
         print("recorded", json.dumps(record_ablation(args.ablations, args.lever, args.checkpoint, args.split, results)))
     if args.write_card:
         data = args.data_description or (
-            f"Synthetic task `{args.task}` (`transformer.synthetic`): held-out items never seen in training."
+            f"Synthetic task `{args.task}` (`transformer.training.synthetic`): held-out items never seen in training."
             if args.task
             else f"`{args.corpus}` (see its DATA_CARD.md); test pairs are held-out everyday sentences."
         )

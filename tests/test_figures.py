@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import torch
 
+from explorer import figures
 from tests.conftest import tiny_model
-from transformer import plots
 from transformer.decoding import BeamSearch, Decoding
 from transformer.model import sinusoidal_position_encoding
 
@@ -68,15 +68,15 @@ def json_size(fig) -> int:
 
 
 def test_escape_label_makes_markup_inert_and_keeps_the_text():
-    assert plots.escape_label("<b>bold</b>") == "&lt;b&gt;bold&lt;/b&gt;"
-    assert plots.escape_label("a & \"b\" 'c'") == "a &amp; &#34;b&#34; &#39;c&#39;"  # plotly decodes numeric ones
-    assert plots.escape_label("▁the") == "▁the"
-    assert plots.escape_label("two\nlines\r\n") == "two↵lines↵"  # plotly would turn a newline into a break
-    assert plots.escape_label(7) == "7"
+    assert figures.escape_label("<b>bold</b>") == "&lt;b&gt;bold&lt;/b&gt;"
+    assert figures.escape_label("a & \"b\" 'c'") == "a &amp; &#34;b&#34; &#39;c&#39;"  # plotly decodes numeric ones
+    assert figures.escape_label("▁the") == "▁the"
+    assert figures.escape_label("two\nlines\r\n") == "two↵lines↵"  # plotly would turn a newline into a break
+    assert figures.escape_label(7) == "7"
 
 
 def test_axis_labels_are_unique_positioned_and_escaped():
-    labels = plots.axis_labels(["▁the", "▁cat", "▁the", "<b>", "x" * 40])
+    labels = figures.axis_labels(["▁the", "▁cat", "▁the", "<b>", "x" * 40])
     assert labels[:4] == ["0 · ▁the", "1 · ▁cat", "2 · ▁the", "3 · &lt;b&gt;"]
     assert labels[4] == "4 · " + "x" * 23 + "…"
     assert len(set(labels)) == len(labels)
@@ -92,7 +92,7 @@ TARGET = ["<s>", "▁die", "▁Katze", "▁sah", "▁die"]
 
 def test_attention_heatmap_rows_are_queries_from_the_top():
     weights = attention((5, 6))
-    fig = plots.attention_heatmap(weights, TARGET, SOURCE, title="cross")
+    fig = figures.attention_heatmap(weights, TARGET, SOURCE, title="cross")
     (trace,) = fig.data
     assert trace.type == "heatmap"
     assert trace.z.shape == (5, 6) and trace.z.dtype == np.float32
@@ -109,7 +109,7 @@ def test_attention_heatmap_rows_are_queries_from_the_top():
 
 
 def test_attention_heatmap_uses_the_fixed_zero_to_one_colour_axis():
-    fig = plots.attention_heatmap(attention((3, 3)) * 0.2, ["a", "b", "c"], ["a", "b", "c"])
+    fig = figures.attention_heatmap(attention((3, 3)) * 0.2, ["a", "b", "c"], ["a", "b", "c"])
     assert fig.data[0].coloraxis == "coloraxis"
     assert (fig.layout.coloraxis.cmin, fig.layout.coloraxis.cmax) == (0.0, 1.0)  # not rescaled to the data
 
@@ -123,48 +123,48 @@ def test_attention_heatmap_uses_the_fixed_zero_to_one_colour_axis():
     ],
 )
 def test_attention_axis_titles_follow_the_family(family, y_title, x_title):
-    fig = plots.attention_heatmap(attention((2, 2)), ["a", "b"], ["c", "d"], family=family)
+    fig = figures.attention_heatmap(attention((2, 2)), ["a", "b"], ["c", "d"], family=family)
     assert (fig.layout.yaxis.title.text, fig.layout.xaxis.title.text) == (y_title, x_title)
 
 
 def test_attention_heatmap_outlines_the_highlighted_query_row():
-    fig = plots.attention_heatmap(attention((5, 6)), TARGET, SOURCE, highlight_query=3)
+    fig = figures.attention_heatmap(attention((5, 6)), TARGET, SOURCE, highlight_query=3)
     (shape,) = fig.layout.shapes
     assert (shape.type, shape.y0, shape.y1) == ("rect", 2.5, 3.5)  # row 3 of the categories
     assert (shape.x0, shape.x1) == (-0.5, 5.5)  # across all keys
-    last = plots.attention_heatmap(attention((5, 6)), TARGET, SOURCE, highlight_query=-1).layout.shapes[0]
+    last = figures.attention_heatmap(attention((5, 6)), TARGET, SOURCE, highlight_query=-1).layout.shapes[0]
     assert (last.y0, last.y1) == (3.5, 4.5)
-    assert plots.attention_heatmap(attention((5, 6)), TARGET, SOURCE).layout.shapes == ()
+    assert figures.attention_heatmap(attention((5, 6)), TARGET, SOURCE).layout.shapes == ()
     with pytest.raises(ValueError, match="out of range"):
-        plots.attention_heatmap(attention((5, 6)), TARGET, SOURCE, highlight_query=5)
+        figures.attention_heatmap(attention((5, 6)), TARGET, SOURCE, highlight_query=5)
 
 
 def test_attention_heatmap_writes_values_only_in_small_matrices():
-    small = plots.attention_heatmap(attention((12, 12)), ["t"] * 12, ["s"] * 12)
-    big = plots.attention_heatmap(attention((13, 13)), ["t"] * 13, ["s"] * 13)
+    small = figures.attention_heatmap(attention((12, 12)), ["t"] * 12, ["s"] * 12)
+    big = figures.attention_heatmap(attention((13, 13)), ["t"] * 13, ["s"] * 13)
     assert small.data[0].texttemplate == "%{z:.2f}"
     assert big.data[0].texttemplate is None and big.data[0].text is None and big.data[0].customdata is None
 
 
 def test_attention_heatmap_rejects_mismatched_labels_and_unknown_families():
     with pytest.raises(ValueError, match="unknown attention family 'self'"):
-        plots.attention_heatmap(attention((5, 6)), TARGET, SOURCE, family="self")
+        figures.attention_heatmap(attention((5, 6)), TARGET, SOURCE, family="self")
     with pytest.raises(ValueError, match="key_tokens: expected 6 labels, got 5"):
-        plots.attention_heatmap(attention((5, 6)), TARGET, SOURCE[:5])
+        figures.attention_heatmap(attention((5, 6)), TARGET, SOURCE[:5])
     with pytest.raises(ValueError, match="2-D"):
-        plots.attention_heatmap(attention((2, 5, 6)), TARGET, SOURCE)
+        figures.attention_heatmap(attention((2, 5, 6)), TARGET, SOURCE)
 
 
 def test_attention_heatmap_accepts_a_torch_tensor_with_grad():
     weights = torch.tensor(attention((5, 6)), dtype=torch.float64, requires_grad=True)
-    trace = plots.attention_heatmap(weights, TARGET, SOURCE).data[0]
+    trace = figures.attention_heatmap(weights, TARGET, SOURCE).data[0]
     assert trace.z.dtype == np.float32
     np.testing.assert_allclose(trace.z, weights.detach().numpy(), atol=1e-7)
 
 
 def test_attention_grid_has_one_panel_per_head_on_one_colour_axis():
     weights = attention((6, 5, 6))
-    fig = plots.attention_grid(weights, TARGET, SOURCE, title="layer 0", highlight_query=1)
+    fig = figures.attention_grid(weights, TARGET, SOURCE, title="layer 0", highlight_query=1)
     assert len(fig.data) == 6
     assert [a.text for a in fig.layout.annotations] == [f"head {h}" for h in range(6)]
     for h, trace in enumerate(fig.data):
@@ -185,14 +185,14 @@ def test_attention_grid_has_one_panel_per_head_on_one_colour_axis():
 
 
 def test_attention_grid_highlights_the_query_in_every_panel():
-    fig = plots.attention_grid(attention((6, 5, 6)), TARGET, SOURCE, highlight_query=2, max_cols=3)
+    fig = figures.attention_grid(attention((6, 5, 6)), TARGET, SOURCE, highlight_query=2, max_cols=3)
     assert len(fig.layout.shapes) == 6
     assert {(s.y0, s.y1, s.x0, s.x1) for s in fig.layout.shapes} == {(1.5, 2.5, -0.5, 5.5)}
     assert [(s.xref, s.yref) for s in fig.layout.shapes] == [(t.xaxis, t.yaxis) for t in fig.data]
 
 
 def test_attention_grid_of_layers_and_heads():
-    fig = plots.attention_grid(attention((2, 3, 5, 6)), TARGET, SOURCE)
+    fig = figures.attention_grid(attention((2, 3, 5, 6)), TARGET, SOURCE)
     assert len(fig.data) == 6
     assert [a.text for a in fig.layout.annotations] == ["L0 H0", "L0 H1", "L0 H2", "L1 H0", "L1 H1", "L1 H2"]
     assert {t.xaxis for t in fig.data[3:]} == {"x4", "x5", "x6"}  # layer 1 is the second row of 3 columns
@@ -201,22 +201,22 @@ def test_attention_grid_of_layers_and_heads():
 
 def test_attention_grid_hides_tick_labels_for_long_sentences():
     tokens = [f"t{i}" for i in range(30)]
-    fig = plots.attention_grid(attention((2, 30, 30)), tokens, tokens)
+    fig = figures.attention_grid(attention((2, 30, 30)), tokens, tokens)
     assert not any(fig.layout[a].showticklabels for a in fig.layout if a.startswith(("xaxis", "yaxis")))
     assert fig.data[0].hovertemplate.startswith("query %{y}")  # hover still names the tokens
 
 
 def test_attention_grid_checks_its_titles():
     with pytest.raises(ValueError, match="head_titles: expected 2 labels, got 1"):
-        plots.attention_grid(attention((2, 5, 6)), TARGET, SOURCE, head_titles=["only one"])
+        figures.attention_grid(attention((2, 5, 6)), TARGET, SOURCE, head_titles=["only one"])
 
 
 def test_attention_figures_escape_user_text():
     tokens = [*MALICIOUS, "▁ok"]
     weights = attention((2, 4, 4))
     figs = [
-        plots.attention_heatmap(weights[0], tokens, tokens, title=MALICIOUS[0] + MALICIOUS[1] + MALICIOUS[2]),
-        plots.attention_grid(weights, tokens, tokens, title=MALICIOUS[1], head_titles=[MALICIOUS[0], MALICIOUS[2]]),
+        figures.attention_heatmap(weights[0], tokens, tokens, title=MALICIOUS[0] + MALICIOUS[1] + MALICIOUS[2]),
+        figures.attention_grid(weights, tokens, tokens, title=MALICIOUS[1], head_titles=[MALICIOUS[0], MALICIOUS[2]]),
     ]
     for fig in figs:
         assert_inert(fig)
@@ -224,10 +224,10 @@ def test_attention_figures_escape_user_text():
 
 def test_attention_json_stays_small():
     tokens = [f"▁w{i}" for i in range(64)]
-    heatmap = plots.attention_heatmap(attention((64, 64)).astype(np.float64), tokens, tokens)
+    heatmap = figures.attention_heatmap(attention((64, 64)).astype(np.float64), tokens, tokens)
     assert json_size(heatmap) < 100_000
     tokens = tokens[:40]
-    grid = plots.attention_grid(attention((6, 8, 40, 40)), tokens, tokens, highlight_query=5)
+    grid = figures.attention_grid(attention((6, 8, 40, 40)), tokens, tokens, highlight_query=5)
     assert len(grid.data) == 48
     assert json_size(grid) < 700_000  # float32 base64: 48 × 40 × 40 × 4 bytes ≈ 410 kB, or 480 kB with `\/` escapes
 
@@ -238,34 +238,34 @@ def test_attention_json_stays_small():
 
 
 def test_candidates_bar_puts_the_most_probable_on_top():
-    fig = plots.candidates_bar(["▁Hund", "▁Katze", "▁die", "▁Maus"], [0.2, 0.6, 0.05, 0.15], chosen=0)
+    fig = figures.candidates_bar(["▁Hund", "▁Katze", "▁die", "▁Maus"], [0.2, 0.6, 0.05, 0.15], chosen=0)
     (bar,) = fig.data
     assert bar.orientation == "h"
     assert list(bar.y) == ["1 · ▁Katze", "0 · ▁Hund", "3 · ▁Maus", "2 · ▁die"]
     np.testing.assert_allclose(bar.x, [0.6, 0.2, 0.15, 0.05])
     assert list(bar.customdata) == [1, 0, 3, 2]  # the index into the tokens given, for click handlers
     assert fig.layout.yaxis.autorange == "reversed"  # the first category at the top
-    assert list(bar.marker.color) == [plots.BAR_COLOR, plots.ACCENT, plots.BAR_COLOR, plots.BAR_COLOR]
+    assert list(bar.marker.color) == [figures.BAR_COLOR, figures.ACCENT, figures.BAR_COLOR, figures.BAR_COLOR]
     assert tuple(fig.layout.xaxis.range) == (0, 1) and fig.layout.xaxis.tickformat == ".0%"
     assert fig.layout.xaxis.title.text == "probability"
 
 
 def test_candidates_bar_without_a_choice_and_with_bad_input():
-    fig = plots.candidates_bar(["a", "b"], np.array([0.3, 0.7]))
-    assert set(fig.data[0].marker.color) == {plots.BAR_COLOR}
+    fig = figures.candidates_bar(["a", "b"], np.array([0.3, 0.7]))
+    assert set(fig.data[0].marker.color) == {figures.BAR_COLOR}
     with pytest.raises(ValueError, match="chosen=2 is out of range"):
-        plots.candidates_bar(["a", "b"], [0.3, 0.7], chosen=2)
+        figures.candidates_bar(["a", "b"], [0.3, 0.7], chosen=2)
     with pytest.raises(ValueError, match="expected 2 values"):
-        plots.candidates_bar(["a", "b"], [0.3, 0.5, 0.2])
+        figures.candidates_bar(["a", "b"], [0.3, 0.5, 0.2])
 
 
 def test_candidate_figures_of_nothing_are_empty_charts():  # the app shows these when there is nothing to rank
-    assert len(plots.candidates_bar([], [], title="finished").data[0].x) == 0
-    assert [len(t.x) for t in plots.compare_candidates([], [], []).data] == [0, 0]
+    assert len(figures.candidates_bar([], [], title="finished").data[0].x) == 0
+    assert [len(t.x) for t in figures.compare_candidates([], [], []).data] == [0, 0]
 
 
 def test_compare_candidates_groups_two_conditions_in_the_same_order():
-    fig = plots.compare_candidates(
+    fig = figures.compare_candidates(
         ["▁a", "▁b", "▁c"], [0.1, 0.7, 0.2], [0.5, 0.3, 0.2], labels=("all heads", "head 1.3 silenced")
     )
     assert fig.layout.barmode == "group"
@@ -278,8 +278,8 @@ def test_compare_candidates_groups_two_conditions_in_the_same_order():
 
 
 def test_candidate_figures_escape_user_text():
-    assert_inert(plots.candidates_bar(MALICIOUS, [0.5, 0.3, 0.2], chosen=1, title=MALICIOUS[0]))
-    assert_inert(plots.compare_candidates(MALICIOUS, [0.5, 0.3, 0.2], [0.2, 0.3, 0.5], labels=MALICIOUS[1:]))
+    assert_inert(figures.candidates_bar(MALICIOUS, [0.5, 0.3, 0.2], chosen=1, title=MALICIOUS[0]))
+    assert_inert(figures.compare_candidates(MALICIOUS, [0.5, 0.3, 0.2], [0.2, 0.3, 0.5], labels=MALICIOUS[1:]))
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -293,7 +293,7 @@ def table() -> torch.Tensor:
 
 
 def test_positional_heatmap_shows_the_table_position_down(table):
-    fig = plots.positional_heatmap(table)
+    fig = figures.positional_heatmap(table)
     (trace,) = fig.data
     assert trace.z.shape == (50, 16) and trace.z.dtype == np.float32
     np.testing.assert_array_equal(trace.z, table.numpy())
@@ -304,17 +304,17 @@ def test_positional_heatmap_shows_the_table_position_down(table):
 
 
 def test_positional_curves_draw_the_chosen_columns(table):
-    fig = plots.positional_curves(table, [0, 1, 9], title="low and high frequencies")
+    fig = figures.positional_curves(table, [0, 1, 9], title="low and high frequencies")
     assert [t.name for t in fig.data] == ["dim 0", "dim 1", "dim 9"]
     for trace, d in zip(fig.data, [0, 1, 9], strict=True):
         np.testing.assert_array_equal(trace.x, np.arange(50))
         np.testing.assert_array_equal(trace.y, table[:, d].numpy())
     with pytest.raises(ValueError, match=r"dims \[16\] out of range"):
-        plots.positional_curves(table, [16])
+        figures.positional_curves(table, [16])
 
 
 def test_position_similarity_cosine_and_dot(table):
-    fig = plots.position_similarity(table)
+    fig = figures.position_similarity(table)
     z = fig.data[0].z
     assert z.shape == (50, 50)
     np.testing.assert_allclose(np.diag(z), 1.0, atol=1e-6)
@@ -322,11 +322,11 @@ def test_position_similarity_cosine_and_dot(table):
     assert fig.data[0].colorbar.title.text == "cosine similarity"
     assert (fig.data[0].zmin, fig.data[0].zmax) == (-1.0, 1.0)
     assert fig.layout.yaxis.autorange == "reversed"
-    dot = plots.position_similarity(table, metric="dot")
+    dot = figures.position_similarity(table, metric="dot")
     np.testing.assert_allclose(np.diag(dot.data[0].z), 8.0, atol=1e-5)  # sin² + cos² for each of 8 frequencies
     assert dot.data[0].zmax == pytest.approx(8.0, abs=1e-5) and dot.data[0].colorbar.title.text == "dot product"
     with pytest.raises(ValueError, match="metric"):
-        plots.position_similarity(table, metric="euclid")
+        figures.position_similarity(table, metric="euclid")
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -371,7 +371,7 @@ def segments(trace) -> set[tuple[tuple[float, float], tuple[float, float]]]:
 
 
 def test_beam_tree_nodes_edges_and_finished_hypotheses():
-    fig = plots.beam_tree(fake_steps(), VOCAB.__getitem__, title="beam search")
+    fig = figures.beam_tree(fake_steps(), VOCAB.__getitem__, title="beam search")
     edges, best, start, beams, finished = fig.data
     assert (start.x, start.y) == ((-1,), (0,))
     assert list(zip(beams.x, beams.y, strict=True)) == [(i, r) for i in range(4) for r in range(3)]
@@ -393,25 +393,25 @@ def test_beam_tree_nodes_edges_and_finished_hypotheses():
 
 def test_beam_tree_while_running_follows_the_best_beam():
     steps = fake_steps()[:3]
-    best = plots.beam_tree(steps, VOCAB.__getitem__).data[1]
+    best = figures.beam_tree(steps, VOCAB.__getitem__).data[1]
     assert segments(best) == {((-1, 0), (0, 0)), ((0, 0), (1, 0)), ((1, 0), (2, 0))}
 
 
 def test_beam_tree_of_nothing_is_an_empty_tree():
-    fig = plots.beam_tree([], str)
+    fig = figures.beam_tree([], str)
     assert len(fig.data[3].x) == 0 and len(fig.data) == 4
 
 
 def test_beam_tree_escapes_user_text():
     steps = [SimpleNamespace(beams=(hyp([0], -0.1), hyp([1], -0.2), hyp([2], -0.3)), parents=(0, 0, 0))]
-    assert_inert(plots.beam_tree(steps, MALICIOUS.__getitem__, title=MALICIOUS[0]))
+    assert_inert(figures.beam_tree(steps, MALICIOUS.__getitem__, title=MALICIOUS[0]))
 
 
 def test_beam_tree_of_a_real_beam_search():
     model = tiny_model(seed=3)
     decoding = Decoding(model, [5, 6, 7, 8, 9, 2], BeamSearch(3), max_new_tokens=8)
     steps = [decoding.step() for _ in range(8) if not decoding.finished]
-    fig = plots.beam_tree(steps, lambda i: f"t{i}")
+    fig = figures.beam_tree(steps, lambda i: f"t{i}")
     beams = fig.data[3]
     assert len(beams.x) == sum(len(s.beams) for s in steps)
     n_finished = len({h.tokens for s in steps for h in s.finished_beams})
@@ -433,7 +433,7 @@ def test_beam_tree_of_a_real_beam_search():
 
 
 def test_token_chips_html_escapes_everything():
-    html = plots.token_chips_html(["▁The", *MALICIOUS], ids=[5, 6, 7, 8])
+    html = figures.token_chips_html(["▁The", *MALICIOUS], ids=[5, 6, 7, 8])
     assert html.count('class="token-chip"') == 4
     assert 'title="position 0 · id 5"' in html
     for payload in MALICIOUS:
@@ -445,6 +445,6 @@ def test_token_chips_html_escapes_everything():
 
 
 def test_token_chips_html_without_ids_and_with_the_wrong_count():
-    assert 'title="position 1"' in plots.token_chips_html(["a", "b"])
+    assert 'title="position 1"' in figures.token_chips_html(["a", "b"])
     with pytest.raises(ValueError, match="ids: expected 2 labels, got 1"):
-        plots.token_chips_html(["a", "b"], ids=[1])
+        figures.token_chips_html(["a", "b"], ids=[1])

@@ -19,11 +19,11 @@ The pipeline, one small function per step, each pure except the first and the la
 
 Build (about a minute and a half, most of it unpacking):
 
-    python -m transformer.data build --out data/en-de --seed 0
+    python -m transformer.training.data build --out data/en-de --seed 0
 
 Read:
 
-    from transformer.data import load_corpus
+    from transformer.training.data import load_corpus
     corpus = load_corpus("data/en-de")    # {"train": [(english, german), ...], "dev": [...], "test": [...]}
 
 Every pair is `(english, german)`, in that order, everywhere in this module.
@@ -65,7 +65,7 @@ LIBREOFFICE_HELP_CAP = 6000  # help pages are plentiful and repetitive: keep at 
 # of these, only sentences of 3+ words a side
 SENTENCES_ONLY = ("gnome-help", "gnome-app-help", "ui-catalogs", "libreoffice-help", "ddtp")
 SPLITS = ("train", "dev", "test")
-EVERYDAY_SPLITS = ("everyday-dev", "everyday-test")  # the project's own held-out set (transformer.everyday)
+EVERYDAY_SPLITS = ("everyday-dev", "everyday-test")  # the project's own held-out set (transformer.training.everyday)
 AUTHORED_REPEAT = 3  # the authored everyday pairs appear this many times in train: the register the model is for
 LEXICON_ZIPF = (3.0, 1.5)  # Ding lexicon: every English word at least this common (wordfreq Zipf), German likewise
 
@@ -815,7 +815,7 @@ def extract_debs(debs: dict[str, Path], folder: Path) -> None:
 # Writing the corpus folder
 # ---------------------------------------------------------------------------------------------------------------------
 
-COMMAND = "python -m transformer.data build --out data/en-de --seed {seed}{exclude}"
+COMMAND = "python -m transformer.training.data build --out data/en-de --seed {seed}{exclude}"
 COMMON_LICENCES_DIR = Path("/usr/share/common-licenses")
 COMMON_LICENCES = ("GPL-2", "GPL-3", "MPL-2.0")  # cited, not included, by the copyright files
 
@@ -843,7 +843,7 @@ This folder holds the packages' copyright files (`<package>.copyright`; the CC-B
 | Everyday sentences written for Transformer Explorer (`data/authored`) | — (this repository) | MIT, as the project |
 
 Derived data: the texts were cleaned (Unicode NFC, whitespace, Ding's editorial marks, keyboard accelerators,
-markup tags removed), filtered and deduplicated by `transformer/data.py`; the sentences themselves are the
+markup tags removed), filtered and deduplicated by `transformer/training/data.py`; the sentences themselves are the
 translators' own.
 """
 
@@ -865,8 +865,8 @@ def data_card(
         "# en–de corpus",
         "",
         "English–German sentence and phrase pairs for training the explorer's translation model, built offline",
-        "from Debian data packages and the project's own authored sentences by `transformer/data.py`. Lines are "
-        "`english<TAB>german`, UTF-8, gzip.",
+        "from Debian data packages and the project's own authored sentences by `transformer/training/data.py`. "
+        "Lines are `english<TAB>german`, UTF-8, gzip.",
         "",
         "Rebuild on Debian 12 (bookworm), after `apt-get -o Acquire::Languages=en,de update` (the `.deb` files "
         "and the package-description lists are copied to a temporary folder; `--download-dir DIR` keeps them, "
@@ -1119,7 +1119,7 @@ def parse_repeat(settings: list[str] | None) -> dict[str, int] | None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m transformer.data", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m transformer.training.data", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     build_parser = commands.add_parser("build", help="download the Debian packages and build the corpus")
     build_parser.add_argument("--out", type=Path, default=Path("data/en-de"), help="output folder")

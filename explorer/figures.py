@@ -24,6 +24,7 @@ import math
 import operator
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -250,6 +251,68 @@ def attention_heatmap(
     )
 
 
+@dataclass(frozen=True)
+class _Grid:
+    """Where each panel of a small-multiples figure goes: `n_panels` in rows of `n_cols`, each `panel_px` high,
+    with `gap_px` between rows for the panel titles. Positions are fractions of the plotting area."""
+
+    n_panels: int
+    n_cols: int
+    panel_px: int
+    gap_px: int = 34
+
+    @property
+    def n_rows(self) -> int:
+        return math.ceil(self.n_panels / self.n_cols)
+
+    @property
+    def height_px(self) -> int:
+        return self.n_rows * self.panel_px + (self.n_rows - 1) * self.gap_px
+
+    @property
+    def h_gap(self) -> float:  # between columns
+        return 0.03 if self.n_cols > 1 else 0.0
+
+    @property
+    def v_gap(self) -> float:  # between rows
+        return self.gap_px / self.height_px
+
+    @property
+    def width(self) -> float:
+        return (1 - (self.n_cols - 1) * self.h_gap) / self.n_cols
+
+    @property
+    def height(self) -> float:
+        return (1 - (self.n_rows - 1) * self.v_gap) / self.n_rows
+
+    def corner(self, p: int) -> tuple[float, float]:
+        """The left and top edges of panel `p`."""
+        r, c = divmod(p, self.n_cols)
+        return c * (self.width + self.h_gap), 1 - r * (self.height + self.v_gap)
+
+    def is_left(self, p: int) -> bool:
+        return p % self.n_cols == 0
+
+    def is_bottom(self, p: int) -> bool:  # no panel below
+        return p + self.n_cols >= self.n_panels
+
+    def axes(self, p: int, x_name: str, y_name: str, *, show_x: bool, show_y: bool) -> tuple[dict, dict]:
+        """Panel `p`'s x and y axes: tick labels only under the bottom panels and left of the left ones."""
+        x0, top = self.corner(p)
+        common = {"type": "category", "showgrid": False, "tickfont": {"size": 9}, "automargin": True}
+        x_axis = {"domain": _domain(x0, x0 + self.width), "anchor": y_name, **common,
+                  "showticklabels": self.is_bottom(p) and show_x}  # fmt: skip
+        y_axis = {"domain": _domain(top - self.height, top), "anchor": x_name, **common, "autorange": "reversed",
+                  "showticklabels": self.is_left(p) and show_y}  # fmt: skip
+        return x_axis, y_axis
+
+    def title(self, p: int, text: str) -> dict:
+        """Panel `p`'s title, centred above it."""
+        x0, top = self.corner(p)
+        return {"text": text, "x": x0 + self.width / 2, "y": top, "xref": "paper", "yref": "paper",
+                "xanchor": "center", "yanchor": "bottom", "showarrow": False, "font": {"size": 11}}  # fmt: skip
+
+
 def attention_grid(
     weights: Any,
     query_tokens: Sequence[str],
@@ -296,77 +359,30 @@ def attention_grid(
     y_title, x_title = _axis_titles(family)
 
     n_rows = math.ceil(n_panels / n_cols)
-    panel = panel_height or _clamp(60 + 22 * n_q, 70, 220 if n_rows <= 2 else 170)
-    gap = 34  # pixels between rows: room for the panel titles
-    plot_height = n_rows * panel + (n_rows - 1) * gap
-    h_gap = 0.03 if n_cols > 1 else 0.0  # between columns, as a fraction of the width
-    v_gap = gap / plot_height  # between rows, as a fraction of the height
-    width = (1 - (n_cols - 1) * h_gap) / n_cols
-    height = (1 - (n_rows - 1) * v_gap) / n_rows
+    grid = _Grid(n_panels, n_cols, panel_height or _clamp(60 + 22 * n_q, 70, 220 if n_rows <= 2 else 170))
 
     # The layout is built as one dict (make_subplots and per-panel updates take ~0.5 s for 48 panels).
     x_labels, y_labels = axis_labels(key_tokens), axis_labels(query_tokens)
     traces, layout, shapes, annotations = [], {}, [], []
     for p in range(n_panels):
-        r, c = divmod(p, n_cols)
-        is_left, is_bottom = c == 0, p + n_cols >= n_panels  # nothing to the left / below this panel
         x_name, y_name = f"x{p + 1 if p else ''}", f"y{p + 1 if p else ''}"
-        x0, top = c * (width + h_gap), 1 - r * (height + v_gap)
-        traces.append(
-            go.Heatmap(
-                z=z[p],
-                x=x_labels,
-                y=y_labels,
-                xaxis=x_name,
-                yaxis=y_name,
-                coloraxis="coloraxis",
-                name=escape_label(titles[p]),
-                hovertemplate=_HOVER_ATTENTION,  # the panel title shows in the hover's side box
-            )
-        )
-        x_axis = layout["xaxis" + x_name[1:]] = {
-            "domain": _domain(x0, x0 + width),
-            "anchor": y_name,
-            "type": "category",
-            "showgrid": False,
-            "showticklabels": is_bottom and n_k <= GRID_TICK_MAX,
-            "tickfont": {"size": 9},
-            "automargin": True,
-        }
-        y_axis = layout["yaxis" + y_name[1:]] = {
-            "domain": _domain(top - height, top),
-            "anchor": x_name,
-            "type": "category",
-            "autorange": "reversed",
-            "showgrid": False,
-            "showticklabels": is_left and n_q <= GRID_TICK_MAX,
-            "tickfont": {"size": 9},
-            "automargin": True,
-        }
+        trace = go.Heatmap(z=z[p], x=x_labels, y=y_labels, xaxis=x_name, yaxis=y_name, coloraxis="coloraxis",
+                           name=escape_label(titles[p]), hovertemplate=_HOVER_ATTENTION)  # fmt: skip
+        traces.append(trace)  # the panel title shows in the hover's side box
+        x_axis, y_axis = grid.axes(p, x_name, y_name, show_x=n_k <= GRID_TICK_MAX, show_y=n_q <= GRID_TICK_MAX)
+        layout["xaxis" + x_name[1:]], layout["yaxis" + y_name[1:]] = x_axis, y_axis
         if p == 0:  # the axis titles once: top left and bottom left
             y_axis["title"] = {"text": y_title, "font": {"size": 11}}
-        if is_left and is_bottom:
+        if grid.is_left(p) and grid.is_bottom(p):
             x_axis["title"] = {"text": x_title, "font": {"size": 11}}
-        annotations.append(
-            {
-                "text": escape_label(titles[p]),
-                "x": x0 + width / 2,
-                "y": top,
-                "xref": "paper",
-                "yref": "paper",
-                "xanchor": "center",
-                "yanchor": "bottom",
-                "showarrow": False,
-                "font": {"size": 11},
-            }
-        )
+        annotations.append(grid.title(p, escape_label(titles[p])))
         if row is not None:
             shapes.append(_highlight_row(row, n_k, xref=x_name, yref=y_name))
     first_x, first_y = layout.pop("xaxis"), layout.pop("yaxis")
     return _figure(
         traces,
         title,
-        plot_height + 150,
+        grid.height_px + 150,
         xaxis=first_x,
         yaxis=first_y,
         coloraxis=ATTENTION_COLORAXIS,
@@ -598,7 +614,42 @@ def beam_tree(steps: Sequence[Any], token_label: Callable[[int], str], *, title:
             hover = f"step {i} · beam {rank}<br>{_hypothesis_text(beam.tokens, token_label)}<br>score {beam.score:.3f}"
             beams.add((i, rank), _node_label(beam.tokens, token_label), hover)
 
-    # finished hypotheses, each placed at the step where it first appears among the finished ones
+    finished, ended = _finished_nodes(steps, width, token_label, edges)
+    n_finished_rows = max((y - width + 1 for _, y in ended.values()), default=0)
+
+    start = _Nodes()
+    start.add(_ROOT, "start", "start")
+    traces = [
+        _edge_trace(edges, MUTED, 1.5, "edges"),
+        _edge_trace(_best_path(steps, ended), ACCENT, 3.5, "best path"),
+        start.trace("start", MUTED),
+        beams.trace("beams", BAR_COLOR),
+    ]
+    if finished.x:
+        traces.append(finished.trace("finished", FINISHED_COLOR))
+
+    n_steps = len(steps)
+    xaxis, yaxis = _beam_axes(n_steps, width, n_finished_rows)
+    divider = {  # a dotted line between the running beams and the finished hypotheses, across the whole width
+        "type": "line", "xref": "x domain", "x0": 0, "x1": 1, "yref": "y", "y0": width - 0.5, "y1": width - 0.5,
+        "line": {"color": MUTED, "width": 1, "dash": "dot"},
+    }  # fmt: skip
+    return _figure(
+        traces,
+        title,
+        _clamp(110 + 44 * (width + n_finished_rows), 240, 640),
+        xaxis=xaxis,
+        yaxis=yaxis,
+        shapes=[divider] if n_finished_rows else [],
+        showlegend=False,
+    )
+
+
+def _finished_nodes(
+    steps: list[Any], width: int, token_label: Callable[[int], str], edges: list[tuple[Point, Point]]
+) -> tuple[_Nodes, dict[tuple[int, ...], Point]]:
+    """The finished hypotheses, each placed below the `width` beam rows at the step where it first appears among
+    the finished ones; their edges are added to `edges`. Also: where each one ended, by its tokens."""
     kept = {tuple(h.tokens) for h in getattr(steps[-1], "finished_beams", ())} if steps else set()
     ended: dict[tuple[int, ...], Point] = {}
     finished = _Nodes()
@@ -614,54 +665,29 @@ def beam_tree(steps: Sequence[Any], token_label: Callable[[int], str], *, title:
             status = "finished" if key in kept else "finished, then pushed out by better ones"
             hover = f"{status} at step {i}<br>{_hypothesis_text(key, token_label)}<br>score {hyp.score:.3f}"
             finished.add(node, _node_label(key, token_label), hover, "diamond" if key in kept else "diamond-open")
-    n_finished_rows = max((y - width + 1 for _, y in ended.values()), default=0)
+    return finished, ended
 
-    start = _Nodes()
-    start.add(_ROOT, "start", "start")
-    traces = [
-        _edge_trace(edges, MUTED, 1.5, "edges"),
-        _edge_trace(_best_path(steps, ended), ACCENT, 3.5, "best path"),
-        start.trace("start", MUTED),
-        beams.trace("beams", BAR_COLOR),
-    ]
-    if finished.x:
-        traces.append(finished.trace("finished", FINISHED_COLOR))
 
-    n_steps = len(steps)
+def _beam_axes(n_steps: int, width: int, n_finished_rows: int) -> tuple[dict, dict]:
+    """Steps along x (from "start"), beams by rank down y, then a "finished" row for each finished hypothesis."""
     x_ticks = [-1, *range(0, n_steps, max(1, math.ceil(n_steps / 30)))]
     y_ticks = list(range(width + n_finished_rows))
-    divider = {  # a dotted line between the running beams and the finished hypotheses, across the whole width
-        "type": "line",
-        "xref": "x domain",
-        "x0": 0,
-        "x1": 1,
-        "yref": "y",
-        "y0": width - 0.5,
-        "y1": width - 0.5,
-        "line": {"color": MUTED, "width": 1, "dash": "dot"},
+    xaxis = {
+        "title": _title("step"),
+        "tickvals": x_ticks,
+        "ticktext": ["start", *map(str, x_ticks[1:])],
+        "range": [-1.6, max(n_steps, 1) - 0.4],
+        "showgrid": False,
+        "zeroline": False,
     }
-    return _figure(
-        traces,
-        title,
-        _clamp(110 + 44 * (width + n_finished_rows), 240, 640),
-        xaxis={
-            "title": _title("step"),
-            "tickvals": x_ticks,
-            "ticktext": ["start", *map(str, x_ticks[1:])],
-            "range": [-1.6, max(n_steps, 1) - 0.4],
-            "showgrid": False,
-            "zeroline": False,
-        },
-        yaxis={
-            "title": _title("beam (best at top)"),
-            "autorange": "reversed",
-            "tickvals": y_ticks,
-            "ticktext": [f"#{r}" if r < width else "finished" for r in y_ticks],
-            "zeroline": False,
-        },
-        shapes=[divider] if n_finished_rows else [],
-        showlegend=False,
-    )
+    yaxis = {
+        "title": _title("beam (best at top)"),
+        "autorange": "reversed",
+        "tickvals": y_ticks,
+        "ticktext": [f"#{r}" if r < width else "finished" for r in y_ticks],
+        "zeroline": False,
+    }
+    return xaxis, yaxis
 
 
 class _Nodes:

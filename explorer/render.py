@@ -11,8 +11,9 @@ import html
 import plotly.graph_objects as go
 import torch
 
-from transformer import plots
-from transformer.explorer import Explorer, ExplorerError, ExplorerState, Views
+from . import figures
+from .session import Explorer, Views, shuffle_words
+from .state import ExplorerError, ExplorerState
 
 FAMILY_NAMES = {
     "encoder": "encoder self-attention",
@@ -72,14 +73,14 @@ def parse_head_ref(label: str) -> tuple[str, int, int]:
 def source_chips(explorer: Explorer) -> str:
     ids = explorer.source_ids()
     tokenizer = explorer.checkpoint.tokenizer
-    return plots.token_chips_html([tokenizer.source_piece(i) for i in ids], ids)
+    return figures.token_chips_html([tokenizer.source_piece(i) for i in ids], ids)
 
 
 def candidates_figure(views: Views, chosen: int | None = None) -> go.Figure:
     if views.finished:
-        return plots.candidates_bar([], [], title="The translation is finished")
+        return figures.candidates_bar([], [], title="The translation is finished")
     probs = [c.prob for c in views.candidates]
-    return plots.candidates_bar(views.candidate_tokens, probs, chosen=chosen, title="Next token: top candidates")
+    return figures.candidates_bar(views.candidate_tokens, probs, chosen=chosen, title="Next token: top candidates")
 
 
 def candidate_radio_choices(views: Views) -> list[tuple[str, str]]:
@@ -99,14 +100,14 @@ def attention_figure(views: Views, state: ExplorerState) -> go.Figure:
     current = None if family == "encoder" else len(views.target_tokens) - 1  # the query predicting the next token
     where = f"{FAMILY_NAMES[family]}, layer {layer}"
     if state.grid:
-        return plots.attention_grid(
+        return figures.attention_grid(
             maps.numpy(), queries, keys, title=f"{where}, every head", highlight_query=current, family=family
         )
     if state.head is None:
         weights, which = maps.mean(dim=0), "average of the heads"
     else:
         weights, which = maps[state.head], f"head {state.head}"
-    return plots.attention_heatmap(
+    return figures.attention_heatmap(
         weights.numpy(), queries, keys, title=f"{where}, {which}", highlight_query=current, family=family
     )
 
@@ -115,20 +116,20 @@ def beam_figure(explorer: Explorer) -> go.Figure | None:
     if explorer.state.strategy != "beam" or not explorer.decoding.steps:
         return None
     tokenizer = explorer.checkpoint.tokenizer
-    return plots.beam_tree(list(explorer.decoding.steps), tokenizer.target_piece, title="Beam search")
+    return figures.beam_tree(list(explorer.decoding.steps), tokenizer.target_piece, title="Beam search")
 
 
 def comparison(explorer: Explorer) -> tuple[go.Figure, str]:
     """Next-token distribution and full translation with the current heads silenced vs with none silenced."""
     if not explorer.state.silenced:
-        return plots.compare_candidates([], [], []), "Silence some heads to compare."
+        return figures.compare_candidates([], [], []), "Silence some heads to compare."
     text_off, next_off = explorer.translate_to_end()
     text_on, next_on = explorer.translate_to_end(silenced=frozenset())
     tokenizer = explorer.checkpoint.tokenizer
     ids = list(dict.fromkeys([c.token_id for c in next_on][:8] + [c.token_id for c in next_off][:8]))
     on = {c.token_id: c.prob for c in next_on}
     off = {c.token_id: c.prob for c in next_off}
-    figure = plots.compare_candidates(
+    figure = figures.compare_candidates(
         [tokenizer.target_piece(i) for i in ids],
         [on.get(i, 0.0) for i in ids],
         [off.get(i, 0.0) for i in ids],
@@ -152,9 +153,9 @@ def positional_figures(explorer: Explorer, n_positions: int, dims: list[int]) ->
     d = table.shape[1]
     dims = [x for x in dims if 0 <= x < d] or [0, 1, d // 2, d - 1]
     return (
-        plots.positional_heatmap(table, title=f"Positional encoding of {explorer.state.model} ({kind})"),
-        plots.positional_curves(table, dims, title="Chosen dimensions over positions"),
-        plots.position_similarity(table, title="How similar are the encodings of two positions?"),
+        figures.positional_heatmap(table, title=f"Positional encoding of {explorer.state.model} ({kind})"),
+        figures.positional_curves(table, dims, title="Chosen dimensions over positions"),
+        figures.position_similarity(table, title="How similar are the encodings of two positions?"),
     )
 
 
@@ -195,4 +196,22 @@ def teacher_forced_markdown(views: Views, state: ExplorerState) -> str:
     return (
         f"**Teacher forcing** — the decoder reads the output so far in one pass (causal mask {mask}).\n\n"
         "| position | reads | predicts next |\n|---|---|---|\n" + "\n".join(rows)
+    )
+
+
+def parse_dimensions(text: str) -> list[int]:
+    """ "0, 1, 10 11" -> [0, 1, 10, 11]; anything that is not a whole number is left out."""
+    return [int(x) for x in (text or "").replace(",", " ").split() if x.strip().lstrip("-").isdigit()]
+
+
+def shuffled_report(explorer: Explorer) -> str:
+    """The translation of the sentence, of its words shuffled, and of the sentence with positions switched off."""
+    mixed = shuffle_words(explorer.state.source, seed=explorer.state.seed)
+    text_mixed, _ = explorer.translate_to_end(source=mixed, choices=())
+    text_plain, _ = explorer.translate_to_end(choices=())
+    text_nopos, _ = explorer.translate_to_end(positions=False, choices=())
+    return (
+        f"**Original:** {html.escape(explorer.state.source)} → {html.escape(text_plain)}\n\n"
+        f"**Shuffled:** {html.escape(mixed)} → {html.escape(text_mixed)}\n\n"
+        f"**Original, positions switched off:** → {html.escape(text_nopos)}"
     )

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 AUTHORED_DIR = ROOT / "data" / "authored"
 EVERYDAY_FILE = ROOT / "data" / "everyday" / "everyday.tsv"
 
@@ -207,11 +207,13 @@ def problems(rows: Iterable[Row], min_words: int = 3, max_words: int = 25) -> li
 
 
 def main(argv: list[str] | None = None) -> None:
-    """`python -m transformer.everyday check FILE…`: what a writer runs after each batch."""
+    """`python -m transformer.training.everyday check FILE…`: what a writer runs after each batch."""
     import argparse
     import sys
 
-    parser = argparse.ArgumentParser(prog="python -m transformer.everyday", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m transformer.training.everyday", description=__doc__.split("\n\n")[0]
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     check = commands.add_parser("check", help="report problems and the length mix of four-column TSV files")
     check.add_argument("files", type=Path, nargs="+")

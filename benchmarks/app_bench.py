@@ -40,7 +40,7 @@ from Resource Timing), `step_browser_ms_median` (the answer read → the heatmap
 updates, Plotly) and `step_message_bytes_median`. For Run the client reads the stream as fast as it renders the
 streamed updates, so `run_message_ms` lags `run_stream_end_ms` when the browser is the bottleneck.
 
-Run with `python -m ui.bench [--quick]`.
+Run with `python -m benchmarks.app_bench [--quick]`.
 """
 
 from __future__ import annotations
@@ -280,7 +280,7 @@ def _free_port() -> int:
 
 def builtin_models() -> list[str]:
     """The built-in models, as `ModelRegistry` finds them: the checkpoint and twin folders of `checkpoints/`."""
-    from transformer.explorer import ModelRegistry
+    from explorer import ModelRegistry
 
     return ModelRegistry(ROOT / "checkpoints").builtin
 

@@ -1,4 +1,4 @@
-"""Train a Transformer on a parallel corpus or a synthetic task: `python -m transformer.train --help`.
+"""Train a Transformer on a parallel corpus or a synthetic task: `python -m transformer.training.train --help`.
 
 The recipe of the paper (§5): Adam with β = (0.9, 0.98), the warm-up + inverse-square-root learning rate
 schedule, label smoothing, residual dropout, batches of about the same number of tokens. Around it:
@@ -35,9 +35,9 @@ from torch import Tensor
 from torch.nn import functional as F
 from tqdm import tqdm
 
-from .checkpoint import Checkpoint, load_checkpoint, save_checkpoint
-from .model import Transformer, TransformerConfig
-from .tokenizer import Tokenizer
+from ..checkpoint import Checkpoint, load_checkpoint, save_checkpoint
+from ..model import Transformer, TransformerConfig
+from ..tokenizer import Tokenizer
 
 PAD, UNK, BOS, EOS = 0, 1, 2, 3  # the special ids of every sentencepiece model we train
 
@@ -52,8 +52,8 @@ class TrainSettings:
     """Everything that defines a run; stored in the run folder, and a resumed run must match it."""
 
     out: str
-    corpus: str | None = None  # a folder with train/dev/test.tsv.gz (see transformer.data)
-    task: str | None = None  # or a synthetic task (see transformer.synthetic)
+    corpus: str | None = None  # a folder with train/dev/test.tsv.gz (see transformer.training.data)
+    task: str | None = None  # or a synthetic task (see transformer.training.synthetic)
     task_train_size: int | None = None  # synthetic: how many training items (None = all)
     export: str | None = None  # where to write the best checkpoint (our format)
     init_from: str | None = None  # start from this checkpoint's weights and tokenizer (to train a model further)
@@ -284,7 +284,7 @@ def translate_sentences(
     model: Transformer, tokenizer: Tokenizer, sources: list[str], max_new_tokens: int = 100, batch_size: int = 32
 ) -> list[str]:
     """Greedy translations of `sources`, decoded in batches of sentences of similar length."""
-    from .decoding import generate_batch
+    from ..decoding import generate_batch
 
     encoded = [tokenizer.encode_source(text)[: model.config.max_positions] for text in sources]
     # a translation is rarely more than twice as long as its source: stop runaway outputs early
@@ -331,7 +331,7 @@ def save_snapshot(run: Path, model: Transformer, step: int, keep: int) -> None:
     """
     from safetensors.torch import save_file
 
-    from .checkpoint import unique_state_dict
+    from ..checkpoint import unique_state_dict
 
     folder = run / "snapshots"
     folder.mkdir(exist_ok=True)
@@ -548,10 +548,10 @@ def train(settings: TrainSettings, *, stop_after: int | None = None, quiet: bool
 
 
 def command_line(settings: TrainSettings | dict) -> str:
-    """The `python -m transformer.train …` command that reproduces these settings (defaults left out)."""
+    """The `python -m transformer.training.train …` command that reproduces these settings (defaults left out)."""
     values = dataclasses.asdict(settings) if isinstance(settings, TrainSettings) else settings
     defaults = dataclasses.asdict(TrainSettings(out=""))
-    parts = ["python -m transformer.train"]
+    parts = ["python -m transformer.training.train"]
     for name, value in values.items():
         if value == defaults.get(name) and name != "out":
             continue
@@ -564,7 +564,7 @@ def command_line(settings: TrainSettings | dict) -> str:
 
 
 def parse_args(argv: list[str] | None = None) -> TrainSettings:
-    parser = argparse.ArgumentParser(prog="python -m transformer.train", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m transformer.training.train", description=__doc__.split("\n")[0])
     defaults = TrainSettings(out="")
     for f in dataclasses.fields(TrainSettings):
         flag = "--" + f.name.replace("_", "-")

@@ -21,7 +21,7 @@ one correct target and exact match is a fair measure.
 
 Command line, printing `source<TAB>target` lines:
 
-    python -m transformer.synthetic numbers-de --split test --n 5
+    python -m transformer.training.synthetic numbers-de --split test --n 5
 """
 
 from __future__ import annotations

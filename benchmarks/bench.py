@@ -1,4 +1,4 @@
-"""Benchmarks, side by side with what a user would pick instead: `python -m transformer.bench`.
+"""Benchmarks, side by side with what a user would pick instead: `python -m benchmarks.bench`.
 
 Every comparison runs in the same process on the same weights with the same number of threads, warmed up, and is
 the median of several repeats, taking turns; ratios are ours / theirs (below 1: ours is faster). The full run writes
@@ -12,7 +12,7 @@ BENCHMARKS.md; `--quick` runs every section at tiny sizes (CI runs it so that th
 3. Incremental decoding with the key/value cache against recomputing the whole prefix at every step.
 4. Beam search (width 4): ours against `generate(num_beams=4)`.
 5. Training throughput (target tokens/s) for the shipped model's configuration: ours against `torch.nn.Transformer`.
-6, 7. The app: start-up time, Step and Run in headless Chromium, memory (measured by `ui.bench`).
+6, 7. The app: start-up time, Step and Run in headless Chromium, memory (measured by `benchmarks.app_bench`).
 
 Random weights: `</s>` gets a large negative logit bias, so that every output has the full requested length and
 both implementations do the same amount of work (they must also produce the same tokens, which is checked).
@@ -36,9 +36,9 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from .checkpoint import load_checkpoint
-from .decoding import BeamSearch, Decoding, Greedy, generate_batch
-from .model import Transformer, TransformerConfig
+from transformer.checkpoint import load_checkpoint
+from transformer.decoding import BeamSearch, Decoding, Greedy, generate_batch
+from transformer.model import Transformer, TransformerConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -114,7 +114,7 @@ def ratio(ours: float, theirs: float) -> float:
 def model_pair(plan: Plan, seed: int = 0):
     """(MarianMTModel with eager attention, our Transformer) with identical random weights: an opus-mt-shaped model
     of ours (post-norm, SiLU, [sin | cos] positions, logits bias, <pad> as decoder start), and `to_marian` of it."""
-    from .convert import to_marian
+    from transformer.convert import to_marian
 
     torch.manual_seed(seed)
     pad, eos = plan.vocab - 1, 0
@@ -251,8 +251,8 @@ def bench_greedy(plan: Plan, hf, ours: Transformer, sources: list[list[int]], ma
 
 def bench_shipped_greedy(plan: Plan, checkpoint_dir: Path) -> dict | None:
     """The shipped model on real test sentences, in batches of 16, in both implementations."""
-    from .convert import to_marian
-    from .data import load_corpus
+    from transformer.convert import to_marian
+    from transformer.training.data import load_corpus
 
     if plan.shipped_sentences == 0 or not checkpoint_dir.is_dir():
         return None
@@ -362,7 +362,7 @@ class TorchTransformer(torch.nn.Module):
 
     def __init__(self, config: TransformerConfig):
         super().__init__()
-        from .model import sinusoidal_position_encoding
+        from transformer.model import sinusoidal_position_encoding
 
         self.config = config
         self.embed = torch.nn.Embedding(config.src_vocab_size, config.d_model)
@@ -400,7 +400,7 @@ class TorchTransformer(torch.nn.Module):
 
 def training_batch(config: TransformerConfig, batch_tokens: int, seed: int):
     """Sentence pairs of 10-30 tokens up to `batch_tokens` target tokens, as (src, tgt_in, labels, n_tokens)."""
-    from .train import collate
+    from transformer.training.train import collate
 
     generator = torch.Generator().manual_seed(seed)
     examples, total = [], 0
@@ -414,7 +414,7 @@ def training_batch(config: TransformerConfig, batch_tokens: int, seed: int):
 
 
 def bench_training(plan: Plan, config: TransformerConfig) -> dict:
-    from .train import batch_loss
+    from transformer.training.train import batch_loss
 
     batches = [training_batch(config, plan.train_batch_tokens, seed) for seed in range(plan.train_steps)]
     torch.manual_seed(0)
@@ -528,7 +528,7 @@ def run(plan: Plan, *, threads: int = 2, app: bool = True, shipped: Path | None 
     )
     results["training"] = bench_training(plan, train_config)
     if app:
-        from ui.bench import measure_app
+        from benchmarks.app_bench import measure_app
 
         log("6, 7. the app")
         results["app"] = measure_app(quick=plan.name == "quick")
@@ -557,7 +557,7 @@ def write_markdown(results: dict, path: Path) -> str:
     out = [
         "# Benchmarks",
         "",
-        f"Measured by `python -m transformer.bench` ({plan['name']} run) on {env['date']}: {env['cpu']}, "
+        f"Measured by `python -m benchmarks.bench` ({plan['name']} run) on {env['date']}: {env['cpu']}, "
         f"{env['cores']} cores, {env['threads']} torch threads; Python {env['python']}, torch {env['torch']}, "
         f"transformers {env['transformers']}, gradio {env['gradio']}, plotly {env['plotly']}.",
         "Each figure is the median of repeats after a warm-up, both sides in the same process on the same weights, "
@@ -697,7 +697,7 @@ def write_markdown(results: dict, path: Path) -> str:
 
 
 def app_markdown(app: dict) -> list[str]:
-    """Sections 6 and 7 from `ui.bench.measure_app`'s numbers."""
+    """Sections 6 and 7 from `benchmarks.app_bench.measure_app`'s numbers."""
     step, run = app["step_ms_median"], app["run_ms_median"]
     peak = app["peak_mb"]
     lines = [
@@ -737,7 +737,7 @@ def app_markdown(app: dict) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m transformer.bench", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes and few repeats (what CI runs)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--no-app", action="store_true", help="skip sections 6 and 7 (they need Chromium)")

@@ -1,0 +1,99 @@
+"""The models the explorer can show: the built-in checkpoints and opus-mt models from the Hugging Face Hub.
+
+They are loaded once, on first use, and shared read-only by every user; each model's example sentences come
+with it (`examples.json` in its folder, or the fallbacks in `assets/examples.json`).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+from transformer.checkpoint import TWIN, Checkpoint, CheckpointError, download_marian, load_checkpoint, load_marian
+
+from .state import ExplorerError
+
+ASSETS = Path(__file__).resolve().parent.parent / "assets"
+
+# What a user may name besides a built-in model: a Hub repo id, "owner/name". Never a path on the server.
+HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}")
+
+
+def load_hub_model(repo_id: str, device: str | torch.device = "cpu") -> Checkpoint:
+    """An opus-mt (Marian) model from the Hugging Face Hub, downloaded once into the standard cache."""
+    checkpoint = load_marian(download_marian(repo_id), device)
+    checkpoint.name = repo_id
+    return checkpoint
+
+
+BUILTIN_FILES = ("config.json", TWIN)  # a built-in model is a checkpoint folder or an untrained twin's
+
+
+class ModelRegistry:
+    """Built-in checkpoints (folders under `checkpoints/`) and Hub models, loaded once, shared read-only.
+
+    Names come from users: a built-in name, or a Hub repo id ("Helsinki-NLP/opus-mt-en-de"). Anything else, a
+    path on the server included, is refused before any file is touched.
+    """
+
+    def __init__(self, folder: str | Path, loader: Callable[..., Checkpoint] = load_hub_model, device: str = "cpu"):
+        self.folder = Path(folder)
+        self.device = device
+        self.builtin = sorted(p.name for p in self.folder.iterdir() if any((p / f).is_file() for f in BUILTIN_FILES))
+        self.loader = loader
+        self._loaded: dict[str, Checkpoint] = {}
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def get(self, name: str) -> Checkpoint:
+        """The model called `name` (a built-in, or a Hub repo id such as Helsinki-NLP/opus-mt-en-de)."""
+        builtin = name in self.builtin
+        if not builtin and not (HUB_ID.fullmatch(name) and ".." not in name):
+            raise ExplorerError(
+                f"unknown model {name[:100]!r}: choose a built-in model ({', '.join(self.builtin)}) "
+                "or give a Hugging Face Hub id such as Helsinki-NLP/opus-mt-en-de"
+            )
+        with self._guard:
+            if name in self._loaded:
+                return self._loaded[name]
+
+            lock = self._locks.setdefault(name, threading.Lock())
+        with lock:  # one load per model, even when several users ask for it at once
+            if name not in self._loaded:
+                try:
+                    checkpoint = (
+                        load_checkpoint(self.folder / name, self.device) if builtin else self.loader(name, self.device)
+                    )
+                except CheckpointError as error:
+                    raise ExplorerError(str(error)) from None
+                checkpoint.model.requires_grad_(False)
+                self._loaded[name] = checkpoint
+            return self._loaded[name]
+
+    def examples(self, name: str) -> tuple[tuple[str, str], ...]:
+        """(sentence, label) pairs of a model's example sentences: an untrained twin shares its model's, a Hub
+        model gets en-de's. A built-in model's `examples.json` lists sentences it translates correctly and a few
+        instructive failures (`"works": false` with a `"why"`), which are labelled as such."""
+        return model_examples(self.folder, name)
+
+
+@functools.cache
+def model_examples(folder: Path, name: str) -> tuple[tuple[str, str], ...]:
+    """See `ModelRegistry.examples`; cached, as the page asks for them after every change of model."""
+    fallbacks = json.loads((ASSETS / "examples.json").read_text(encoding="utf-8"))
+    name = name.removesuffix("-untrained")
+    name = name if name in fallbacks or (folder / name / "examples.json").is_file() else "en-de"
+    path = folder / name / "examples.json"
+    if not path.is_file():
+        return tuple((sentence, sentence) for sentence in fallbacks[name])
+    entries = json.loads(path.read_text(encoding="utf-8"))["examples"]
+    return tuple(
+        (e["sentence"], e["sentence"] if e["works"] else f"✗ {e['sentence']} — a failure to study: {e['why']}")
+        for e in entries
+    )

@@ -1,0 +1,228 @@
+"""One user's translation in progress: the `Explorer`, a state paired with a live decoding.
+
+An `Explorer` pairs an `ExplorerState` with a live `Decoding`, so stepping does not replay from the start: step,
+back, force, reset and run move both together; changing a setting that affects decoding replays the choices
+under the new setting (the forced tokens stay forced, the strategy's own choices are made again).
+
+Views come from one teacher-forced forward pass over the output so far: every layer's and head's encoder
+self-attention, decoder self-attention and cross-attention (with the causal mask off, decoder positions see
+the future of the given target), plus the next-token candidates.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import torch
+
+from transformer.checkpoint import Checkpoint
+from transformer.decoding import Candidate, Decoding, Step
+from transformer.model import validate_heads
+
+from .registry import ModelRegistry
+from .state import ExplorerError, ExplorerState
+
+
+@dataclass(frozen=True)
+class Views:
+    """What the page shows after every action."""
+
+    source_tokens: list[str]  # the encoder's input pieces (with padding, if any)
+    target_tokens: list[str]  # the decoder's input pieces: the start token, then the output so far
+    output_text: str
+    finished: bool
+    candidates: tuple[Candidate, ...]  # for the next token (empty when finished)
+    candidate_tokens: list[str]
+    encoder: torch.Tensor  # (L, H, S, S)
+    decoder_self: torch.Tensor  # (L, H, T, T)
+    cross: torch.Tensor  # (L, H, T, S)
+    predictions: list[str] = field(default_factory=list)  # the teacher-forced argmax at every target position
+    steps: tuple[Step, ...] = field(default=())
+
+
+def shuffle_words(text: str, seed: int = 0) -> str:
+    """The same words in a random (seeded) order: what is a Transformer without word order?"""
+    words = text.split()
+    random.Random(seed).shuffle(words)
+    return " ".join(words)
+
+
+class Explorer:
+    """One user's translation in progress. Not thread-safe: one per user session (gr.State)."""
+
+    def __init__(self, registry: ModelRegistry, state: ExplorerState):
+        self.registry = registry
+        self.state = state
+        self._decoding: Decoding | None = None
+        self.lock = threading.Lock()  # for callers that share an explorer between threads (the app: one per user)
+        self._rebuild()
+
+    # ---- actions ----------------------------------------------------------------------------------------
+
+    def update(self, **changes) -> None:
+        """Change settings; the decoding is replayed under the new ones when they affect it."""
+        view_only = {"family", "layer", "head", "grid"}
+        new = self.state.replace(**changes)
+        if ("source" in changes or "model" in changes) and not set(changes) <= view_only:
+            new = new.replace(choices=())
+        old_state, old_decoding = self.state, self._decoding
+        self.state = new
+        try:
+            if set(changes) <= view_only:
+                self._check_view()
+            else:
+                self._rebuild()
+        except Exception:
+            self.state, self._decoding = old_state, old_decoding  # a failed change leaves everything as it was
+            raise
+
+    def step(self, force: int | None = None) -> Step:
+        if self.finished:
+            raise ExplorerError("the translation is finished: step back or reset")
+        if len(self.state.choices) >= self.state.max_output_tokens:
+            raise ExplorerError(f"the output length limit ({self.state.max_output_tokens} tokens) is reached")
+        if force is not None and not (0 <= force < self.checkpoint.model.config.tgt_vocab_size):
+            raise ExplorerError(f"token id {force} is not in the target vocabulary")
+        record = self.decoding.step(force)
+        self.state = self.state.replace(choices=(*self.state.choices, force))
+        return record
+
+    def force_text(self, piece: str) -> Step:
+        """Force a token given as text (a sentencepiece piece, with or without its leading ▁)."""
+        tokenizer = self.checkpoint.tokenizer
+        for candidate in (piece, "▁" + piece.lstrip("▁"), piece.lstrip("▁")):
+            token = tokenizer.target.piece_to_id(candidate, -1)
+            if token >= 0:
+                return self.step(force=token)
+        raise ExplorerError(f"{piece!r} is not a token of this model's target vocabulary")
+
+    def back(self) -> None:
+        if self.decoding.back() is not None:
+            self.state = self.state.replace(choices=self.state.choices[:-1])
+
+    def reset(self) -> None:
+        self.state = self.state.replace(choices=())
+        self._rebuild()
+
+    def run(self) -> Iterator[Step]:
+        """Step to the end, yielding each step (for streaming)."""
+        while not self.at_end:
+            yield self.step()
+
+    @property
+    def at_end(self) -> bool:
+        """Finished, or at the output length limit: Run has nothing left to do."""
+        return self.finished or len(self.state.choices) >= self.state.max_output_tokens
+
+    # ---- what to show -----------------------------------------------------------------------------------
+
+    @property
+    def checkpoint(self) -> Checkpoint:
+        return self.registry.get(self.state.model)
+
+    @property
+    def decoding(self) -> Decoding:
+        assert self._decoding is not None
+        return self._decoding
+
+    @property
+    def finished(self) -> bool:
+        return self.decoding.finished
+
+    def source_ids(self) -> list[int]:
+        checkpoint = self.checkpoint
+        text = self.state.source.strip()
+        if not text:
+            raise ExplorerError("type a sentence to translate")
+        ids = checkpoint.tokenizer.encode_source(text)
+        limit = checkpoint.model.config.max_positions
+        if len(ids) > limit:
+            raise ExplorerError(f"the sentence has {len(ids)} tokens; this model reads at most {limit}")
+        pad = checkpoint.model.config.pad_id
+        return ids + [pad] * max(0, min(self.state.pad_to, limit) - len(ids))
+
+    def views(self) -> Views:
+        """The output so far, the next-token candidates and every attention map, from one forward pass."""
+        checkpoint, state = self.checkpoint, self.state
+        tokenizer, config = checkpoint.tokenizer, checkpoint.model.config
+        src = self.source_ids()
+        output = self.decoding.output_ids
+        target_in = [config.decoder_start_id, *output]
+        if self.finished and output and output[-1] == config.eos_id:
+            target_in = target_in[:-1]  # nothing is predicted after </s>: its row would show nothing new
+        with torch.inference_mode():
+            out = checkpoint.model(
+                torch.tensor([src], device=self._device),
+                torch.tensor([target_in], device=self._device),
+                return_attention=True,
+                causal_mask_on=state.causal_mask,
+                padding_mask_on=state.padding_mask,
+                silenced=state.silenced,
+                use_positions=state.positions,
+            )
+        attention = out.attention
+        candidates = self.decoding.upcoming()
+        return Views(
+            source_tokens=[tokenizer.source_piece(i) for i in src],
+            target_tokens=[tokenizer.target_piece(i) for i in target_in],
+            output_text=tokenizer.decode_target(output),
+            finished=self.finished,
+            candidates=candidates,
+            candidate_tokens=[tokenizer.target_piece(c.token_id) for c in candidates],
+            encoder=torch.stack([a[0] for a in attention.encoder]).float().cpu(),
+            decoder_self=torch.stack([a[0] for a in attention.decoder_self]).float().cpu(),
+            cross=torch.stack([a[0] for a in attention.cross]).float().cpu(),
+            predictions=[tokenizer.target_piece(int(i)) for i in out.logits[0].argmax(dim=-1)],
+            steps=self.decoding.steps,
+        )
+
+    def translate_to_end(self, **changes) -> tuple[str, tuple[Candidate, ...]]:
+        """The full translation and the next-token candidates under other settings, without touching this
+        explorer (e.g. with no heads silenced, to compare before/after)."""
+        other = Explorer(self.registry, self.state.replace(**changes))
+        upcoming = other.decoding.upcoming()
+        for _ in other.run():
+            pass
+        return self.checkpoint.tokenizer.decode_target(other.decoding.output_ids), upcoming
+
+    # ---- internals ----------------------------------------------------------------------------------------
+
+    @property
+    def _device(self) -> torch.device:
+        return next(self.checkpoint.model.parameters()).device
+
+    def _check_view(self) -> None:
+        config = self.checkpoint.model.config
+        n_layers = config.n_layers(self.state.family)
+        if self.state.layer >= n_layers:
+            raise ExplorerError(f"layer {self.state.layer} does not exist ({self.state.family}: {n_layers} layers)")
+        if self.state.head is not None and self.state.head >= config.n_heads:
+            raise ExplorerError(f"head {self.state.head} does not exist (the model has {config.n_heads} heads)")
+
+    def _rebuild(self) -> None:
+        """A fresh decoding for the current settings, replaying the choices made so far."""
+        state = self.state
+        config = self.checkpoint.model.config
+        try:
+            validate_heads(config, state.silenced)
+        except ValueError as error:
+            raise ExplorerError(str(error)) from None
+        self._check_view()
+        limit = min(state.max_output_tokens, config.max_positions - 1)
+        decoding = Decoding(
+            self.checkpoint.model,
+            self.source_ids(),
+            state.strategy_object(float(self.checkpoint.generation.get("length_penalty", 1.0))),
+            switches=state.switches(),
+            max_new_tokens=limit,
+        )
+        self._decoding = decoding
+        choices = state.choices
+        self.state = state.replace(choices=())
+        for choice in choices:
+            if self.finished:
+                break
+            self.step(choice)

@@ -1,0 +1,145 @@
+"""What a user has chosen, as one immutable value: the `ExplorerState`, its limits, and its link token.
+
+An `ExplorerState` is everything a user has chosen — model, sentence, strategy, masks, silenced heads, the
+choices made at each decoding step, the selected view. It is what a shared link carries, and the whole
+translation in progress is a pure function of it: the decoding is replayed from the choices (None = let the
+strategy choose, a token id = forced), so a restored link shows exactly the same view.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import json
+from dataclasses import dataclass
+
+from transformer.decoding import BeamSearch, Greedy, ModelSwitches, Sampling, Strategy
+from transformer.model import ATTENTION_FAMILIES, HeadRef
+
+MAX_SOURCE_CHARS = 500
+MAX_OUTPUT_TOKENS = 128
+MAX_BEAM_WIDTH = 8
+MAX_TOP_K = 1000
+STRATEGIES = ("greedy", "sampling", "beam")
+
+
+class ExplorerError(ValueError):
+    """A user input that cannot be used; the message says why and is safe to show."""
+
+
+@dataclass(frozen=True)
+class ExplorerState:
+    model: str = "en-de"
+    source: str = ""
+    strategy: str = "greedy"
+    temperature: float = 1.0
+    top_k: int = 0
+    top_p: float = 1.0
+    seed: int = 0
+    beam_width: int = 4
+    max_output_tokens: int = 64
+    causal_mask: bool = True
+    padding_mask: bool = True
+    positions: bool = True
+    pad_to: int = 0  # pad the source to this many tokens, as a shorter sentence in a batch is (0 = no padding)
+    silenced: frozenset[HeadRef] = frozenset()
+    choices: tuple[int | None, ...] = ()  # one per step taken: None = the strategy chose, an id = forced
+    family: str = "cross"  # the attention view selected
+    layer: int = 0
+    head: int | None = None  # None = the average over heads
+    grid: bool = False  # show every head of the layer at once
+
+    def __post_init__(self) -> None:
+        def require(condition: bool, message: str) -> None:
+            if not condition:
+                raise ExplorerError(message)
+
+        require(isinstance(self.source, str), "the source must be text")
+        require(is_unicode(self.source), "the text holds invalid characters (lone surrogates)")
+        require(
+            len(self.source) <= MAX_SOURCE_CHARS, f"the sentence is too long (at most {MAX_SOURCE_CHARS} characters)"
+        )
+        require(self.strategy in STRATEGIES, f"unknown strategy {self.strategy!r}; choose greedy, sampling or beam")
+        require(0.01 <= self.temperature <= 10, "temperature must be between 0.01 and 10")
+        require(isinstance(self.top_k, int) and 0 <= self.top_k <= MAX_TOP_K, f"top-k must be 0…{MAX_TOP_K}")
+        require(0 < self.top_p <= 1, "top-p must be in (0, 1]")
+        require(isinstance(self.seed, int) and 0 <= self.seed < 2**31, "the seed must be a non-negative integer")
+        require(
+            isinstance(self.beam_width, int) and 1 <= self.beam_width <= MAX_BEAM_WIDTH,
+            f"beam width must be 1…{MAX_BEAM_WIDTH} (wider beams make every step slower)",
+        )
+        require(
+            isinstance(self.max_output_tokens, int) and 1 <= self.max_output_tokens <= MAX_OUTPUT_TOKENS,
+            f"the output length must be 1…{MAX_OUTPUT_TOKENS} tokens",
+        )
+        require(isinstance(self.pad_to, int) and 0 <= self.pad_to <= 256, "pad_to must be 0…256")
+        require(len(self.choices) <= self.max_output_tokens, "more steps than the output length allows")
+        require(all(c is None or (isinstance(c, int) and c >= 0) for c in self.choices), "invalid forced token")
+        require(self.family in ATTENTION_FAMILIES, f"unknown attention family {self.family!r}")
+        require(isinstance(self.layer, int) and self.layer >= 0, "the layer must be a non-negative integer")
+        require(self.head is None or (isinstance(self.head, int) and self.head >= 0), "invalid head")
+
+    def replace(self, **changes) -> ExplorerState:
+        return dataclasses.replace(self, **changes)
+
+    def strategy_object(self, length_penalty: float = 1.0) -> Strategy:
+        """The decoding strategy; beam search ranks finished beams with the model's length penalty."""
+        if self.strategy == "sampling":
+            return Sampling(temperature=self.temperature, top_k=self.top_k, top_p=self.top_p, seed=self.seed)
+        if self.strategy == "beam":
+            return BeamSearch(width=self.beam_width, length_penalty=length_penalty)
+        return Greedy()
+
+    def switches(self) -> ModelSwitches:
+        return ModelSwitches(
+            causal_mask_on=self.causal_mask,
+            padding_mask_on=self.padding_mask,
+            use_positions=self.positions,
+            silenced=self.silenced,
+        )
+
+    # ---- links ------------------------------------------------------------------------------------------
+
+    def to_link(self) -> str:
+        """A compact URL-safe token holding the whole state."""
+        values = dataclasses.asdict(self)
+        values["silenced"] = sorted(list(h) for h in self.silenced)
+        values["choices"] = list(self.choices)
+        raw = json.dumps(values, separators=(",", ":"), ensure_ascii=False).encode()
+        return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+    @classmethod
+    def from_link(cls, token: str) -> ExplorerState:
+        """Parse `to_link`'s token; anything malformed is an ExplorerError, never an exception from deep inside."""
+        if not isinstance(token, str) or len(token) > 20_000:
+            raise ExplorerError("the link is not valid")
+        try:
+            raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+            values = json.loads(raw.decode())
+        except (binascii.Error, ValueError, UnicodeDecodeError):
+            raise ExplorerError("the link is damaged and cannot be read") from None
+        if not isinstance(values, dict):
+            raise ExplorerError("the link is not valid")
+        known = {f.name for f in dataclasses.fields(cls)}
+        if set(values) - known:
+            raise ExplorerError("the link holds unknown settings")
+        try:
+            if "silenced" in values:
+                values["silenced"] = frozenset(tuple(h) for h in values["silenced"])
+            if "choices" in values:
+                values["choices"] = tuple(values["choices"])
+            return cls(**values)
+        except ExplorerError:
+            raise
+        except (TypeError, ValueError):
+            raise ExplorerError("the link holds invalid settings") from None
+
+
+def is_unicode(text: str) -> bool:
+    """False for text that is not valid Unicode (lone surrogates, which can arrive through the API)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -1,0 +1,70 @@
+"""The page's settings as one object (ui.settings): from the controls' values to the user's explorer."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from benchmarks import loadtest
+from explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry
+from ui.settings import RESTORED, Settings, restored_values, settle
+
+CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
+PAGE_DEFAULTS = ("numbers-de", "twenty-one", "greedy", 1.0, 0, 1.0, 0, 4, 64, True, True, True, 0, [], "cross", 0,
+                 "average")  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def registry():
+    return ModelRegistry(CHECKPOINTS)
+
+
+def test_the_values_arrive_in_the_order_of_the_fields():
+    settings = Settings.from_values(PAGE_DEFAULTS)
+    assert settings.model == "numbers-de" and settings.head == "average" and settings.silenced == []
+    assert len(Settings.names()) == len(PAGE_DEFAULTS)
+    # the load test calls the page's endpoints with its own settings object: the same order
+    assert loadtest.Settings("numbers-de", "twenty-one").values() == list(PAGE_DEFAULTS)
+
+
+def test_the_controls_values_become_state_fields():
+    values = dict(zip(Settings.names(), PAGE_DEFAULTS, strict=True))
+    values.update(top_k=5.0, seed=None, head="all heads", silenced=["cross · layer 1 · head 2"], model=" numbers-de ")
+    fields = Settings(**values).state_fields()
+    assert fields["model"] == "numbers-de" and fields["top_k"] == 5 and fields["seed"] == 0
+    assert fields["head"] is None and fields["grid"] is True
+    assert fields["silenced"] == frozenset({("cross", 1, 2)})
+    assert ExplorerState(**fields).grid
+
+
+def test_settle_makes_an_explorer_then_changes_only_what_differs(registry):
+    settings = Settings.from_values(PAGE_DEFAULTS)
+    explorer = settle(registry, None, settings)
+    explorer.step()
+    same = settle(registry, explorer, settings)
+    assert same is explorer and len(same.state.choices) == 1  # nothing changed: the step stays
+    wider = settle(registry, explorer, dataclasses.replace(settings, layer=1))
+    assert wider is explorer and wider.state.layer == 1 and len(wider.state.choices) == 1  # a view setting
+
+
+def test_a_new_model_starts_from_its_first_layer_with_no_heads_silenced(registry):
+    settings = dataclasses.replace(Settings.from_values(PAGE_DEFAULTS), silenced=["cross · layer 0 · head 1"], layer=1)
+    explorer = settle(registry, None, settings)
+    assert explorer.state.silenced
+    moved = settle(registry, explorer, dataclasses.replace(settings, model="numbers-de-untrained"))
+    assert moved is not explorer and not moved.state.silenced and moved.state.layer == 0
+
+
+def test_a_bad_setting_raises_the_explorers_error(registry):
+    with pytest.raises(ExplorerError):
+        settle(registry, None, dataclasses.replace(Settings.from_values(PAGE_DEFAULTS), head="head 99"))
+
+
+def test_a_shared_links_state_puts_back_every_control_a_refresh_does_not_set(registry):
+    assert set(RESTORED) <= set(Settings.names())
+    assert set(RESTORED) | {"model", "silenced", "layer", "head"} == set(Settings.names())
+    state = Explorer(registry, ExplorerState("numbers-de", "ninety-seven", strategy="beam", pad_to=9)).state
+    assert restored_values(state) == {name: getattr(state, name) for name in RESTORED}
+    assert restored_values(state)["strategy"] == "beam" and restored_values(state)["pad_to"] == 9

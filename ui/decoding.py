@@ -1,0 +1,127 @@
+"""The decoding panel: the strategy and its settings, Step / Run / Back / Reset / Stop, the message line, the
+output so far, the next-token candidates and forcing a token."""
+
+from __future__ import annotations
+
+import html
+import time
+from typing import Any
+
+import gradio as gr
+from gradio.components import Component
+
+from explorer import MAX_BEAM_WIDTH, MAX_OUTPUT_TOKENS, Explorer, ExplorerError, render
+
+from . import runtime
+from .panel import Panel as Base
+from .panel import Refresh
+from .runtime import QUICK, lock_of, run_gpu
+
+
+class Panel(Base):
+    def __init__(self, page):
+        super().__init__(page)
+        with gr.Row():
+            strategy = gr.Radio(["greedy", "sampling", "beam"], value="greedy", label="Decoding", elem_id="strategy")
+            max_tokens = gr.Slider(1, MAX_OUTPUT_TOKENS, value=64, step=1, label="Max output tokens")
+        with gr.Accordion("Sampling and beam settings", open=False), gr.Row():
+            temperature = gr.Slider(0.05, 3.0, value=1.0, step=0.05, label="Temperature")
+            top_k = gr.Slider(0, 100, value=0, step=1, label="Top-k (0 = all)")
+            top_p = gr.Slider(0.05, 1.0, value=1.0, step=0.05, label="Top-p")
+            seed = gr.Number(0, precision=0, minimum=0, label="Seed")
+            beam_width = gr.Slider(1, MAX_BEAM_WIDTH, value=4, step=1, label="Beam width")
+        self.settings = {"strategy": strategy, "max_output_tokens": max_tokens, "temperature": temperature,
+                         "top_k": top_k, "top_p": top_p, "seed": seed, "beam_width": beam_width}  # fmt: skip
+        for name, component in self.settings.items():
+            page.setting(name, component)
+        with gr.Row():
+            self.step_btn = gr.Button("Step", variant="primary", elem_id="step-btn")
+            self.run_btn = gr.Button("Run", elem_id="run-btn")
+            self.back_btn = gr.Button("Back", elem_id="back-btn")
+            self.reset_btn = gr.Button("Reset", elem_id="reset-btn")
+            self.stop_btn = gr.Button("Stop", elem_id="stop-btn", variant="stop", min_width=80, scale=0)
+        self.status = page.status = gr.Markdown(elem_id="status")
+        self.output_text = gr.Textbox(label="Output so far", interactive=False, elem_id="output-text")
+        with gr.Row():
+            self.candidates = gr.Plot(label="Next-token candidates", show_label=False, elem_id="candidates-plot")
+            with gr.Column():
+                self.force_choice = gr.Radio([], label="Force one of the candidates", elem_id="force-choice")
+                self.force_text = gr.Textbox(label="…or type a token to force", elem_id="force-text")
+        self.outputs = [self.status, self.output_text, self.candidates, self.force_choice]
+
+    def refresh(self, frame: Refresh) -> dict[Component, Any]:
+        state, views = frame.state, frame.views
+        message = frame.message
+        if not message and len(state.choices) >= state.max_output_tokens and not views.finished:
+            message = f"The output length limit ({state.max_output_tokens} tokens) is reached."
+        return {
+            self.status: html.escape(message),
+            self.output_text: views.output_text,
+            self.candidates: render.candidates_figure(views),
+            self.force_choice: gr.update(choices=render.candidate_radio_choices(views), value=None),
+        }
+
+    def cleared(self, message: str) -> dict[Component, Any]:
+        return {
+            self.status: html.escape(message),
+            self.output_text: "",
+            self.candidates: None,
+            self.force_choice: gr.update(choices=[]),
+        }
+
+    def wire(self) -> None:
+        """Step, Back and Reset answer in one message; Run streams the text and draws the figures at the end. The
+        five can be called by gradio_client (undocumented; the load test uses them)."""
+        page = self.page
+        moves = {"step": (self.step_btn, self.step), "back": (self.back_btn, lambda e: e.back())}
+        for name, (button, act) in moves.items():
+            button.click(page.action(act, moves=True), page.inputs, page.outputs, api_name=name,
+                         api_visibility="undocumented", **QUICK)  # fmt: skip
+        self.reset_btn.click(page.action(lambda e: e.reset()), page.inputs, page.outputs, api_name="reset",
+                             api_visibility="undocumented", **QUICK)  # fmt: skip
+        run_event = self.run_btn.click(run_gpu(self.run), page.inputs, page.outputs, api_name="run",
+                                       api_visibility="undocumented", show_progress="minimal",
+                                       concurrency_id="long", concurrency_limit=runtime.LONG_CONCURRENCY)  # fmt: skip
+        self.stop_btn.click(None, None, None, cancels=[run_event], api_visibility="private")
+        page.on_input(*self.settings.values())
+        self.force_choice.input(self.force_candidate, [page.explorer, self.force_choice, *page.inputs[1:]],
+                                page.outputs, **QUICK)  # fmt: skip
+        self.force_text.submit(self.force_typed, [page.explorer, self.force_text, *page.inputs[1:]], page.outputs,
+                               **QUICK)  # fmt: skip
+
+    @staticmethod
+    def step(explorer: Explorer) -> str:
+        explorer.step()
+        return ""
+
+    def force_candidate(self, explorer, choice, *values):
+        return self.page.action(lambda e: e.step(force=int(choice)) and "", moves=True)(explorer, *values)
+
+    def force_typed(self, explorer, text, *values):
+        return self.page.action(lambda e: e.force_text(text) and "", moves=True)(explorer, *values)
+
+    def run(self, explorer, *values):
+        """Step to the end, sending the text after each token; the figures are drawn once, at the end (redrawing
+        them for every token kept the browser a second behind the server; see BENCHMARKS.md)."""
+        page = self.page
+        try:
+            with lock_of(explorer):
+                before = explorer.state if isinstance(explorer, Explorer) else None
+                explorer = page.settled(explorer, values)
+                light = explorer.state == before
+            started, message = time.monotonic(), ""
+            while True:
+                with explorer.lock:  # per token, never across a yield: a cancelled Run holds no lock
+                    if explorer.at_end:
+                        break
+                    if time.monotonic() - started > runtime.RUN_BUDGET_S:  # a shared machine: nobody holds it long
+                        message = f"Run stopped after {runtime.RUN_BUDGET_S:g} s (the time budget); press Run to go on."
+                        break
+                    explorer.step()
+                    text = explorer.checkpoint.tokenizer.decode_target(explorer.decoding.output_ids)
+                yield {page.explorer: explorer, self.status: "Running…", self.output_text: text}
+            with explorer.lock:
+                final = page.refreshed(explorer, message, light=light)
+            yield final
+        except ExplorerError as error:
+            yield page.refreshed(explorer if isinstance(explorer, Explorer) else None, str(error))

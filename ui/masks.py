@@ -1,0 +1,57 @@
+"""The Masks and heads tab: the causal and padding masks, the teacher-forced predictions, and silencing heads
+(with a comparison against the model with every head)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gradio as gr
+from gradio.components import Component
+
+from explorer import render
+
+from .panel import Panel as Base
+from .panel import Refresh, escaped
+from .runtime import LONG
+
+
+class Panel(Base):
+    def __init__(self, page):
+        super().__init__(page)
+        with gr.Tab("Masks and heads"):
+            with gr.Row():
+                causal = gr.Checkbox(True, label="Causal mask (decoder sees only the past)", elem_id="causal-mask")
+                padding = gr.Checkbox(True, label="Source padding mask", elem_id="padding-mask")
+                pad_to = gr.Slider(0, 64, value=0, step=1, label="Pad the source to this many tokens (0 = off)")
+            self.teacher_forced = gr.Markdown(elem_id="teacher-forced")
+            self.silenced = gr.CheckboxGroup([], label="Silenced heads", elem_id="silenced-heads")
+            self.compare_btn = gr.Button("Compare with no heads silenced", elem_id="compare-btn")
+            self.compare_text = gr.Markdown()
+            self.compare_plot = gr.Plot(show_label=False, elem_id="compare-plot")
+        self.controls = [page.setting("causal_mask", causal), page.setting("padding_mask", padding),
+                         page.setting("pad_to", pad_to), page.setting("silenced", self.silenced)]  # fmt: skip
+        self.outputs = [self.teacher_forced, self.silenced]
+
+    def refresh(self, frame: Refresh) -> dict[Component, Any]:
+        updates: dict[Component, Any] = {self.teacher_forced: render.teacher_forced_markdown(frame.views, frame.state)}
+        if not frame.light:  # the model's heads, and the ones silenced
+            updates[self.silenced] = gr.update(
+                choices=render.silenced_choices(frame.explorer),
+                value=[render.head_ref_label(h) for h in sorted(frame.state.silenced)],
+            )
+        return updates
+
+    def cleared(self, message: str) -> dict[Component, Any]:
+        return {self.teacher_forced: ""}
+
+    def wire(self) -> None:
+        page = self.page
+        page.on_input(*self.controls)
+        compare = page.with_settled(self.comparison, lambda error: {self.compare_plot: None,
+                                                                    self.compare_text: escaped(error)})  # fmt: skip
+        self.compare_btn.click(compare, page.inputs, [self.compare_plot, self.compare_text], api_visibility="private",
+                               **LONG)  # fmt: skip
+
+    def comparison(self, explorer) -> dict[Component, Any]:
+        figure, text = render.comparison(explorer)
+        return {self.compare_plot: figure, self.compare_text: text}

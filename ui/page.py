@@ -1,0 +1,136 @@
+"""The page: builds every panel in order, keeps the per-user explorer, and runs the actions that refresh the views.
+
+A *panel* is one module of `ui/` (the sentence, the decoding controls, each tab). It builds its components when
+constructed, registers its settings controls with the page (`Page.setting`), lists the components it redraws
+after every action (`outputs`), draws them (`refresh`) and wires its own events (`wire`). Everything a handler
+returns is a `{component: value}` dict; a component left out stays as it is. Adding a view is a new panel module
+and one line in `TABS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import gradio as gr
+from gradio.components import Component
+
+from explorer import Explorer, ExplorerError, ModelRegistry
+
+from . import api, attention, beam, decoding, masks, positions, sentence, share, twins, walkthrough
+from .panel import Panel, Refresh
+from .runtime import QUICK, Blocks, lock_of, run_gpu
+from .settings import Settings, settle
+
+TABS = (attention.Panel, masks.Panel, positions.Panel, twins.Panel, beam.Panel, walkthrough.Panel, share.Panel)
+
+INTRODUCTION = (
+    "# Transformer Explorer\nType a sentence, then **Step** through the translation token by token and look "
+    "inside: every layer's and head's attention, the next-token probabilities, masks, heads, positions."
+)
+
+
+class Page:
+    """The components of the page by name, and the handlers every panel wires its events to."""
+
+    def __init__(self, registry: ModelRegistry, demo: gr.Blocks):
+        self.registry = registry
+        self.demo = demo
+        self.explorer = gr.State(None)  # the user's `Explorer`
+        self.controls: dict[str, Component] = {}  # the settings controls, by `Settings` field name
+        self.panels: list[Panel] = []
+        self.status: gr.Markdown | None = None  # the message line, set by the decoding panel
+
+    def setting(self, name: str, component: Component) -> Component:
+        """Register `component` as the control of the setting `name` (a field of `Settings`)."""
+        if name not in Settings.names():
+            raise KeyError(f"{name!r} is not a field of Settings")
+        self.controls[name] = component
+        return component
+
+    @property
+    def inputs(self) -> list[Component]:
+        """The inputs of every action: the user's explorer, then the settings in the order of `Settings`."""
+        return [self.explorer, *(self.controls[name] for name in Settings.names())]
+
+    @property
+    def outputs(self) -> list[Component]:
+        """What an action redraws: the user's explorer and every panel's outputs."""
+        return [self.explorer, *(component for panel in self.panels for component in panel.outputs)]
+
+    def settled(self, explorer: Explorer | None, values: tuple) -> Explorer:
+        """The user's explorer with the settings whose values are `values` (in the order of `Settings`)."""
+        return settle(self.registry, explorer, Settings.from_values(values))
+
+    def refreshed(self, explorer: Explorer | None, message: str = "", light: bool = False) -> dict[Component, Any]:
+        """Every panel's outputs for the explorer's state (or cleared, with `message`, when there is none)."""
+        if explorer is None:
+            updates: dict[Component, Any] = {self.explorer: None}
+            for panel in self.panels:
+                updates.update(panel.cleared(message))
+            return updates
+        frame = Refresh(explorer, explorer.views(), message, light)
+        updates = {self.explorer: explorer}
+        for panel in self.panels:
+            updates.update(panel.refresh(frame))
+        return updates
+
+    def action(self, act: Callable[[Explorer], str | None], *, moves: bool = False) -> Callable[..., dict]:
+        """A handler of (explorer, *settings values): settle the settings, then `act` (which may return a
+        message), then refresh. `moves`: it only moves through the decoding (Step, Back, forcing)."""
+
+        def handler(explorer, *values):
+            try:
+                with lock_of(explorer):
+                    before = explorer.state if isinstance(explorer, Explorer) else None
+                    explorer = self.settled(explorer, values)
+                    light = moves and explorer.state == before
+                    return self.refreshed(explorer, act(explorer) or "", light=light)
+            except ExplorerError as error:
+                return self.refreshed(explorer if isinstance(explorer, Explorer) else None, str(error))
+
+        return run_gpu(handler)
+
+    def on_input(self, *components: Component) -> None:
+        """When the user changes one of `components`: apply the settings and redraw."""
+        for component in components:
+            component.input(self.apply, self.inputs, self.outputs, api_visibility="private", **QUICK)
+
+    @property
+    def apply(self) -> Callable[..., dict]:
+        return self.action(lambda explorer: None)
+
+    def with_settled(
+        self, compute: Callable[[Explorer], dict], failed: Callable[[ExplorerError], dict], *, hold: bool = True
+    ) -> Callable[..., dict]:
+        """A handler of (explorer, *settings values, *extra values) for a view of its own (a comparison, a set
+        of figures): `compute(explorer, *extra values)` on the settled explorer, or `failed` with the error (the
+        extra values are those of the inputs after `inputs`). `hold`: keep the user's explorer to itself while
+        computing (needed when `compute` reads the decoding in progress)."""
+        n_settings = len(Settings.names())
+
+        def handler(explorer, *values):
+            settings, extra = values[:n_settings], values[n_settings:]
+            try:
+                with lock_of(explorer):
+                    explorer = self.settled(explorer, settings)
+                    if hold:
+                        return compute(explorer, *extra)
+                return compute(explorer, *extra)
+            except ExplorerError as error:
+                return failed(error)
+
+        return run_gpu(handler)
+
+
+def build_demo(registry: ModelRegistry) -> gr.Blocks:
+    """The whole page: the introduction, the sentence and decoding panels, the tabs, and the `/translate` API."""
+    with Blocks(title="Transformer Explorer") as demo:
+        page = Page(registry, demo)
+        gr.Markdown(INTRODUCTION)
+        page.panels = [sentence.Panel(page), decoding.Panel(page)]
+        page.panels += [tab(page) for tab in TABS]
+        for panel in page.panels:
+            panel.wire()
+        gr.api(run_gpu(api.make_translate(registry)), api_name="translate")
+    return demo

@@ -1,0 +1,58 @@
+"""What a panel of the page is (`Panel`), and what it draws from after every action (`Refresh`).
+
+A panel is one module of `ui/`: the sentence, the decoding controls, or a tab. It builds its components when
+constructed (inside the page's `gr.Blocks`), registers its settings controls with the page (`Page.setting`),
+lists the components it redraws after every action (`outputs`), draws them (`refresh`, `cleared`) and wires its
+own events (`wire`).
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from gradio.components import Component
+
+from explorer import Explorer, ExplorerState, Views
+
+if TYPE_CHECKING:
+    from .page import Page
+
+
+@dataclass(frozen=True)
+class Refresh:
+    """What the panels draw from after an action."""
+
+    explorer: Explorer
+    views: Views
+    message: str
+    light: bool  # only moved through the decoding (Step, Back, Run, forcing): controls set by settings stay
+
+    @property
+    def state(self) -> ExplorerState:
+        return self.explorer.state
+
+
+class Panel:
+    """A part of the page. Subclasses build their components in `__init__` and override what they need."""
+
+    def __init__(self, page: Page):
+        self.page = page
+        self.outputs: list[Component] = []  # what `refresh` and `cleared` may set
+
+    def refresh(self, frame: Refresh) -> dict[Component, Any]:
+        """The outputs for the explorer's new state."""
+        return {}
+
+    def cleared(self, message: str) -> dict[Component, Any]:
+        """The outputs when there is no explorer (the first input was bad): `message` says why."""
+        return {}
+
+    def wire(self) -> None:
+        """Connect this panel's own events (called once every panel is built)."""
+
+
+def escaped(error: object) -> str:
+    """An error (or its message), safe to show in Markdown or HTML."""
+    return html.escape(str(error))

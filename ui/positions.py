@@ -1,0 +1,50 @@
+"""The Positions tab: the model's positional encoding (table, curves, similarity), and what happens to the
+translation when the words are shuffled or the positions switched off."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gradio as gr
+from gradio.components import Component
+
+from explorer import render
+
+from .panel import Panel as Base
+from .panel import escaped
+from .runtime import LONG
+
+
+class Panel(Base):
+    def __init__(self, page):
+        super().__init__(page)
+        with gr.Tab("Positions"):
+            with gr.Row():
+                self.positions = page.setting("positions", gr.Checkbox(
+                    True, label="Add positional encodings", elem_id="positions-toggle"
+                ))  # fmt: skip
+                self.n_positions = gr.Slider(4, 128, value=50, step=1, label="Positions shown")
+                self.dims = gr.Textbox("0, 1, 10, 11", label="Dimensions for the curves")
+            self.table = gr.Plot(show_label=False, elem_id="pe-plot")
+            with gr.Row():
+                self.curves = gr.Plot(show_label=False, elem_id="pe-curves")
+                self.similarity = gr.Plot(show_label=False, elem_id="pe-similarity")
+            self.shuffle_btn = gr.Button("Translate with the source words shuffled", elem_id="shuffle-btn")
+            self.shuffle_text = gr.Markdown()
+
+    def wire(self) -> None:
+        page = self.page
+        page.on_input(self.positions)
+        figures = [self.table, self.curves, self.similarity]
+        draw = page.with_settled(self.figures, lambda error: dict.fromkeys(figures), hold=False)
+        inputs = [*page.inputs, self.n_positions, self.dims]
+        for control in (self.n_positions, self.dims, page.controls["model"]):
+            control.change(draw, inputs, figures, api_visibility="private")
+        page.demo.load(draw, inputs, figures, api_visibility="private")
+        shuffled = page.with_settled(lambda e: {self.shuffle_text: render.shuffled_report(e)},
+                                     lambda error: {self.shuffle_text: escaped(error)}, hold=False)  # fmt: skip
+        self.shuffle_btn.click(shuffled, page.inputs, self.shuffle_text, api_visibility="private", **LONG)
+
+    def figures(self, explorer, n_positions: float, dims: str) -> dict[Component, Any]:
+        table, curves, similarity = render.positional_figures(explorer, int(n_positions), render.parse_dimensions(dims))
+        return {self.table: table, self.curves: curves, self.similarity: similarity}

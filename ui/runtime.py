@@ -1,0 +1,61 @@
+"""How the page's handlers run: the queues, the GPU decorator, one action at a time per user, and a `gr.Blocks`
+that does not leak.
+
+Quick events (Step, Back, Reset, a toggle) and long ones (Run and the whole-sentence comparisons) wait in
+separate queues, so that many users at once are served fairly: a step never waits behind a long Run. A Run stops
+after `RUN_BUDGET_S` seconds with a message.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable
+from typing import Any
+
+import gradio as gr
+
+from explorer import Explorer
+
+QUICK_CONCURRENCY = int(os.environ.get("EXPLORER_QUICK_CONCURRENCY", 2))
+LONG_CONCURRENCY = int(os.environ.get("EXPLORER_LONG_CONCURRENCY", 1))
+RUN_BUDGET_S = float(os.environ.get("EXPLORER_RUN_BUDGET_S", 30))
+
+# A step answers in well under a second: no loading overlay on the outputs (putting it up and taking it down cost
+# the browser more than the figures).
+QUICK = {"show_progress": "hidden", "concurrency_id": "quick", "concurrency_limit": QUICK_CONCURRENCY}
+LONG = {"concurrency_id": "long", "concurrency_limit": LONG_CONCURRENCY}
+
+
+def run_gpu(fn: Callable) -> Callable:
+    """`@spaces.GPU` on a Hugging Face ZeroGPU Space, a no-op everywhere else."""
+    try:
+        import spaces  # type: ignore[import-not-found]
+    except ImportError:
+        return fn
+    return spaces.GPU(fn)
+
+
+def lock_of(explorer: Any) -> contextlib.AbstractContextManager:
+    """One action at a time on a user's explorer: a page's events can run in parallel (quick and long queues)."""
+    return explorer.lock if isinstance(explorer, Explorer) else contextlib.nullcontext()
+
+
+class Blocks(gr.Blocks):
+    """`gr.Blocks` that does not keep every replaced component of a session (a leak in Gradio 6.31).
+
+    An event that updates a component (`gr.update(choices=…)`, or any `gr.update`) makes a new component for
+    the session, under the original's id. Gradio then also files that new component under its *own* new id the
+    next time it reads or writes it, and never removes it: each session's component table (and the config made
+    from it) grows by a few entries with every event, about 80 KB of memory per request in the load test. Every
+    entry that the page itself does not have is one of those copies; they are dropped after each event.
+    """
+
+    async def postprocess_data(self, block_fn, predictions, state):
+        outputs = await super().postprocess_data(block_fn, predictions, state)
+        if state is not None:  # runs on the event loop, like the code that adds the copies
+            page = self.default_config.blocks
+            for key in [k for k in state.blocks_config.blocks if k not in page]:
+                del state.blocks_config.blocks[key]
+                state.config_values.pop(key, None)
+        return outputs

@@ -1,0 +1,94 @@
+"""The page's settings as one object: what every handler reads from the controls, and what a state puts back.
+
+The field order of `Settings` is the order in which the events take the controls' values, and so the order of
+the parameters of the page's API endpoints (`/step`, `/run`, `/back`, `/reset`, `/apply`). Panels register their
+controls by field name (`Page.setting`); a new setting is a new field and one registration.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from explorer import Explorer, ExplorerState, ModelRegistry, render
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The values of the page's controls, as the page sends them (strings, floats, lists)."""
+
+    model: str
+    source: str
+    strategy: str
+    temperature: float
+    top_k: float
+    top_p: float
+    seed: float | None
+    beam_width: float
+    max_output_tokens: float
+    causal_mask: bool
+    padding_mask: bool
+    positions: bool
+    pad_to: float
+    silenced: list[str] | None
+    family: str
+    layer: float
+    head: str
+
+    @classmethod
+    def names(cls) -> list[str]:
+        return [field.name for field in dataclasses.fields(cls)]
+
+    @classmethod
+    def from_values(cls, values: tuple) -> Settings:
+        """From an event's input values, in the order of `names()`."""
+        return cls(*values)
+
+    def state_fields(self) -> dict[str, Any]:
+        """The `ExplorerState` fields these settings choose (checked there: a bad value raises `ExplorerError`)."""
+        head, grid = render.parse_head(self.head)
+        return {
+            "model": (self.model or "").strip(),
+            "source": self.source or "",
+            "strategy": self.strategy,
+            "temperature": float(self.temperature),
+            "top_k": int(self.top_k),
+            "top_p": float(self.top_p),
+            "seed": int(self.seed or 0),
+            "beam_width": int(self.beam_width),
+            "max_output_tokens": int(self.max_output_tokens),
+            "causal_mask": bool(self.causal_mask),
+            "padding_mask": bool(self.padding_mask),
+            "positions": bool(self.positions),
+            "pad_to": int(self.pad_to),
+            "silenced": frozenset(render.parse_head_ref(label) for label in self.silenced or []),
+            "family": self.family,
+            "layer": int(self.layer),
+            "head": head,
+            "grid": grid,
+        }
+
+
+# The controls a refresh does not set (it sets the model, the silenced heads, the layer and the head): a shared
+# link's state puts these back on the page.
+RESTORED = ("source", "strategy", "temperature", "top_k", "top_p", "seed", "beam_width", "max_output_tokens",
+            "causal_mask", "padding_mask", "positions", "pad_to", "family")  # fmt: skip
+
+
+def restored_values(state: ExplorerState) -> dict[str, Any]:
+    """The values of the `RESTORED` controls for a state, by setting name."""
+    return {name: getattr(state, name) for name in RESTORED}
+
+
+def settle(registry: ModelRegistry, explorer: Explorer | None, settings: Settings) -> Explorer:
+    """The user's explorer with the settings on the page (a new one when there was none, or for a new model)."""
+    wanted = settings.state_fields()
+    if explorer is None or wanted["model"] != explorer.state.model:
+        if explorer is not None:
+            wanted.update(silenced=frozenset(), layer=0, head=None)
+        return Explorer(registry, ExplorerState(**wanted))
+    changes = {key: value for key, value in wanted.items() if getattr(explorer.state, key) != value}
+    if changes:
+        explorer.update(**changes)
+    return explorer
