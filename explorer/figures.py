@@ -103,9 +103,18 @@ def _shorten(text: object, limit: int = MAX_LABEL_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
+WORD_START = "▁"  # sentencepiece's mark of a piece that starts a word
+
+
+def readable(token: object) -> str:
+    """A token as a label: the bare word-start piece `▁` (which sentencepiece emits when a word's first piece
+    does not carry the mark) would be a lone low bar, so it is named."""
+    return f"{WORD_START} (word start)" if str(token) == WORD_START else str(token)
+
+
 def axis_labels(tokens: Sequence[object]) -> list[str]:
     """Unique, escaped category labels: `"3 · ▁the"` for the token `▁the` at position 3."""
-    return [f"{i} · {escape_label(_shorten(token))}" for i, token in enumerate(tokens)]
+    return [f"{i} · {escape_label(_shorten(readable(token)))}" for i, token in enumerate(tokens)]
 
 
 def _as_array(values: Any, ndim: int | tuple[int, ...], name: str) -> np.ndarray:
@@ -463,7 +472,7 @@ def compare_candidates(
     if len(labels) != 2:
         raise ValueError(f"labels: expected 2 names, got {len(labels)}")
     order = [int(i) for i in np.argsort(-first, kind="stable")]
-    y = [axis_labels(tokens)[i] for i in order]
+    y = axis_labels([tokens[i] for i in order])  # ranked as shown: 0 is the first condition's most probable
     bars = [
         go.Bar(
             x=values[order],

@@ -7,6 +7,7 @@ without a browser.
 from __future__ import annotations
 
 import html
+import re
 
 import plotly.graph_objects as go
 import torch
@@ -122,25 +123,39 @@ def beam_figure(explorer: Explorer) -> go.Figure | None:
 def comparison(explorer: Explorer) -> tuple[go.Figure, str]:
     """Next-token distribution and full translation with the current heads silenced vs with none silenced."""
     if not explorer.state.silenced:
-        return figures.compare_candidates([], [], []), "Silence some heads to compare."
+        return figures.compare_candidates([], [], []), "Tick some heads above to silence them, then compare again."
     text_off, next_off = explorer.translate_to_end()
     text_on, next_on = explorer.translate_to_end(silenced=frozenset())
     tokenizer = explorer.checkpoint.tokenizer
     ids = list(dict.fromkeys([c.token_id for c in next_on][:8] + [c.token_id for c in next_off][:8]))
     on = {c.token_id: c.prob for c in next_on}
     off = {c.token_id: c.prob for c in next_off}
+    silenced = heads_silenced(len(explorer.state.silenced))
+    output = explorer.decoding.output_ids
+    title = (
+        f"Next token after “{_shorten(tokenizer.decode_target(output), 40)}”"
+        if output
+        else "First token of the translation"
+    )
     figure = figures.compare_candidates(
         [tokenizer.target_piece(i) for i in ids],
         [on.get(i, 0.0) for i in ids],
         [off.get(i, 0.0) for i in ids],
-        labels=("all heads", f"{len(explorer.state.silenced)} head(s) silenced"),
-        title="First token of the translation",
+        labels=("all heads", silenced),
+        title=title,  # plain text: the figure escapes it
     )
-    report = (
-        f"**All heads:** {html.escape(text_on)}\n\n"
-        f"**With {len(explorer.state.silenced)} head(s) silenced:** {html.escape(text_off)}"
-    )
+    report = f"**All heads:** {html.escape(text_on)}\n\n**With {silenced}:** {html.escape(text_off)}"
     return figure, report
+
+
+def heads_silenced(n: int) -> str:
+    """ "1 head silenced", "3 heads silenced"."""
+    return f"{n} head silenced" if n == 1 else f"{n} heads silenced"
+
+
+def _shorten(text: str, limit: int) -> str:
+    """The end of a long text (what comes just before the next token), with "…" in front."""
+    return text if len(text) <= limit else "…" + text[-(limit - 1) :].lstrip()
 
 
 def positional_figures(explorer: Explorer, n_positions: int, dims: list[int]) -> tuple[go.Figure, ...]:
@@ -151,12 +166,25 @@ def positional_figures(explorer: Explorer, n_positions: int, dims: list[int]) ->
         table = model.src_embed.positions(n).float().cpu().numpy()
     kind = model.config.positional_encoding.replace("_", " ")
     d = table.shape[1]
-    dims = [x for x in dims if 0 <= x < d] or [0, 1, d // 2, d - 1]
+    dims = [x for x in dims if 0 <= x < d] or spread_dimensions(model.config.positional_encoding, d)
     return (
         figures.positional_heatmap(table, title=f"Positional encoding of {explorer.state.model} ({kind})"),
         figures.positional_curves(table, dims, title="Chosen dimensions over positions"),
         figures.position_similarity(table, title="How similar are the encodings of two positions?"),
     )
+
+
+def spread_dimensions(kind: str, d: int) -> list[int]:
+    """Four dimensions from the fastest to the slowest wave, so the curves show the range of frequencies: the
+    sine of frequency 1, of d/4, of d/2 and of the slowest (interleaved sinusoids put the sine of frequency i at
+    dimension 2i; concatenated ones at i, with the cosines in the second half)."""
+    if kind == "sinusoidal_concat":
+        chosen = [0, d // 8, d // 4, d // 2 - 1]
+    elif kind == "sinusoidal_interleaved":
+        chosen = [0, d // 4 // 2 * 2, d // 2 // 2 * 2, d - 2]
+    else:  # learned: no frequencies, just a spread
+        chosen = [0, d // 4, d // 2, d - 1]
+    return sorted({min(max(x, 0), d - 1) for x in chosen})
 
 
 def twin_name(explorer: Explorer) -> str | None:
@@ -185,7 +213,7 @@ def twin_comparison(explorer: Explorer) -> tuple[go.Figure | None, go.Figure | N
 def teacher_forced_markdown(views: Views, state: ExplorerState) -> str:
     """What the decoder predicts at every position when it reads the whole output so far at once."""
     rows = [
-        f"| {i} | `{html.escape(read)}` | `{html.escape(predicted)}` |"
+        f"| {i} | {table_code(read)} | {table_code(predicted)} |"
         for i, (read, predicted) in enumerate(zip(views.target_tokens, views.predictions, strict=True))
     ]
     mask = (
@@ -197,6 +225,18 @@ def teacher_forced_markdown(views: Views, state: ExplorerState) -> str:
         f"**Teacher forcing** — the decoder reads the output so far in one pass (causal mask {mask}).\n\n"
         "| position | reads | predicts next |\n|---|---|---|\n" + "\n".join(rows)
     )
+
+
+def table_code(text: str) -> str:
+    """`text` as inline code in a Markdown table cell, shown exactly as it is: Markdown shows the inside of a code
+    span literally (escaping it there once more would show `&lt;s&gt;` for `<s>`), so only what would end the
+    span or the cell changes: the fence is longer than any run of backticks in the text, and `|` is `\\|`."""
+    if not text:
+        return "(empty)"
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    cell = text.replace("|", "\\|")
+    return f"{fence}{pad}{cell}{pad}{fence}"
 
 
 def parse_dimensions(text: str) -> list[int]:

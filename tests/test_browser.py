@@ -94,6 +94,25 @@ def test_pick_a_model(page):
     page.wait_for_function("() => document.querySelector('#source-pieces').innerText.includes('</s>')")
 
 
+def visible(page, selector: str) -> bool:
+    return page.locator(selector).is_visible()
+
+
+def test_empty_views_say_what_to_do(page):
+    """Issue 13: no empty plot box without a word of why; each says what to press."""
+    page.get_by_role("tab", name="Beam search").click()
+    assert "Choose beam" in page.locator("#beam-hint").inner_text()
+    assert not visible(page, "#beam-plot")
+    page.get_by_role("tab", name="Walkthrough").click()
+    assert "Press the button" in page.locator("#walkthrough-hint").inner_text()
+    assert not any(visible(page, f"#walkthrough-{i}") for i in range(6))
+    page.get_by_role("tab", name="Trained vs untrained").click()
+    assert "Press the button" in page.locator("#twin-text").inner_text() and not visible(page, "#trained-plot")
+    page.get_by_role("tab", name="Masks and heads").click()
+    assert "press the button" in page.locator("#compare-text").inner_text() and not visible(page, "#compare-plot")
+    page.get_by_role("tab", name="Attention").click()
+
+
 def test_type_a_sentence_and_step(page):
     source = page.locator("#source-text textarea")
     source.fill("ninety-seven")
@@ -106,6 +125,38 @@ def test_type_a_sentence_and_step(page):
     page.wait_for_selector("#candidates-plot .js-plotly-plot")
     assert page.locator("#attention-plot").inner_text().count("query") >= 1  # axis titles say rows are queries
     shot(page, "step")
+
+
+PLOT_WIDTH = """selector => {
+    const plot = document.querySelector(selector), svg = plot.querySelector('.main-svg');
+    return svg ? [svg.getBoundingClientRect().width, plot.getBoundingClientRect().width] : [0, 1];
+}"""
+
+
+def test_a_plot_redrawn_while_its_tab_is_hidden_fills_its_width_when_shown(page):
+    """Issue 13: Step on another tab redraws the heatmap hidden; it came back at Plotly's 700 px."""
+    page.get_by_role("tab", name="Positions").click()
+    before = output(page)
+    page.locator("#step-btn").click()
+    wait_for_output_change(page, before)
+    page.wait_for_function(  # redrawn while hidden: Plotly's default width
+        "() => document.querySelector('#attention-plot .main-svg').getAttribute('width') === '700'"
+    )
+    page.get_by_role("tab", name="Attention").click()
+    page.wait_for_function(
+        f"() => {{ const [svg, box] = ({PLOT_WIDTH})('#attention-plot'); return Math.abs(svg - box) <= 2; }}",
+        timeout=5_000,
+    )
+    page.locator("#back-btn").click()  # back to one step, where the next test starts
+    wait_for_output_change(page, output(page))
+
+
+def test_the_teacher_forced_table_shows_tokens_as_they_are(page):
+    """Issue 13: `<s>` in a code span was escaped twice and shown as `&lt;s&gt;`."""
+    page.get_by_role("tab", name="Masks and heads").click()
+    table = page.locator("#teacher-forced").inner_text()
+    assert "<s>" in table and "&lt;" not in table and "&amp;" not in table
+    page.get_by_role("tab", name="Attention").click()
 
 
 def test_back_and_run_to_the_end(page):
@@ -137,7 +188,10 @@ def test_silence_a_head_and_compare(page):
     page.get_by_role("tab", name="Masks and heads").click()
     page.locator("#silenced-heads label").first.click()
     page.locator("#compare-btn").click()
-    page.wait_for_function("() => document.body.innerText.includes('head(s) silenced')")
+    page.wait_for_function("() => document.querySelector('#compare-text').innerText.includes('1 head silenced')")
+    page.wait_for_selector("#compare-plot .js-plotly-plot")
+    chart = page.locator("#compare-plot").inner_text()
+    assert "Next token after" in chart and "First token" not in chart  # mid-sentence: the next token
     shot(page, "silenced-head")
 
 
@@ -145,6 +199,9 @@ def test_positional_encoding_view(page):
     page.get_by_role("tab", name="Positions").click()
     page.wait_for_selector("#pe-plot .js-plotly-plot")
     assert "Positional encoding" in page.locator("#pe-plot").inner_text()
+    page.wait_for_selector("#pe-curves .js-plotly-plot")
+    legend = page.locator("#pe-curves .legend").text_content()
+    assert [f"dim {d}" in legend for d in (0, 32, 64, 126)] == [True] * 4  # d_model 128: fastest to slowest
     shot(page, "positions")
 
 

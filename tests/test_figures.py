@@ -264,6 +264,10 @@ def test_candidate_figures_of_nothing_are_empty_charts():  # the app shows these
     assert [len(t.x) for t in figures.compare_candidates([], [], []).data] == [0, 0]
 
 
+def test_the_bare_word_start_piece_gets_a_readable_label():
+    assert figures.axis_labels(["▁", "▁Ge", "stern"]) == ["0 · ▁ (word start)", "1 · ▁Ge", "2 · stern"]
+
+
 def test_compare_candidates_groups_two_conditions_in_the_same_order():
     fig = figures.compare_candidates(
         ["▁a", "▁b", "▁c"], [0.1, 0.7, 0.2], [0.5, 0.3, 0.2], labels=("all heads", "head 1.3 silenced")
@@ -271,7 +275,7 @@ def test_compare_candidates_groups_two_conditions_in_the_same_order():
     assert fig.layout.barmode == "group"
     assert [t.name for t in fig.data] == ["all heads", "head 1.3 silenced"]
     for trace in fig.data:
-        assert list(trace.y) == ["1 · ▁b", "2 · ▁c", "0 · ▁a"]  # ordered by the first condition
+        assert list(trace.y) == ["0 · ▁b", "1 · ▁c", "2 · ▁a"]  # ranked by the first condition, top down
         assert list(trace.customdata) == [1, 2, 0]
     np.testing.assert_allclose(fig.data[1].x, [0.3, 0.2, 0.5])
     assert fig.layout.yaxis.autorange == "reversed"

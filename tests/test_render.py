@@ -70,3 +70,44 @@ def test_positional_figures_show_the_models_own_encoding(explorer):
     assert heatmap.data[0].z.shape == table.shape
     assert abs(heatmap.data[0].z - table).max() < 1e-6
     assert len(curves.data) == 2 and similarity.data[0].z.shape == (20, 20)
+
+
+def test_the_teacher_forced_table_shows_tokens_exactly_once_escaped():
+    """Markdown shows a code span's inside literally: `<s>` must reach it as `<s>`, not `&lt;s&gt;`."""
+    assert render.table_code("<s>") == "`<s>`"
+    assert render.table_code("a|b") == "`a\\|b`"  # a pipe would end the table cell
+    assert render.table_code("x`y") == "``x`y``"  # a longer fence than the backticks inside
+    assert render.table_code("`") == "`` ` ``"
+
+
+def test_the_teacher_forced_markdown_keeps_markup_as_text(explorer):
+    views = explorer.views()
+    markdown = render.teacher_forced_markdown(views, explorer.state)
+    assert f"`{views.target_tokens[0]}`" in markdown and "&lt;" not in markdown and "&amp;" not in markdown
+
+
+def test_the_comparison_names_the_next_token_and_counts_heads_in_words(explorer):
+    assert render.heads_silenced(1) == "1 head silenced" and render.heads_silenced(3) == "3 heads silenced"
+    silenced = Explorer(explorer.registry, explorer.state.replace(silenced=frozenset({("cross", 0, 1)})))
+    figure, report = render.comparison(silenced)
+    assert figure.layout.title.text.startswith("Next token after “") and "1 head silenced" in report
+    assert [trace.name for trace in figure.data] == ["all heads", "1 head silenced"]
+    fresh = Explorer(explorer.registry, silenced.state.replace(choices=()))
+    assert render.comparison(fresh)[0].layout.title.text == "First token of the translation"
+
+
+@pytest.mark.parametrize(
+    "kind, expected",
+    [("sinusoidal_interleaved", [0, 64, 128, 254]), ("sinusoidal_concat", [0, 32, 64, 127]),
+     ("learned", [0, 64, 128, 255])],
+)  # fmt: skip
+def test_the_default_curves_spread_from_the_fastest_to_the_slowest_wave(kind, expected):
+    assert render.spread_dimensions(kind, 256) == expected
+
+
+def test_the_positional_curves_default_to_the_spread(explorer):
+    d = explorer.checkpoint.model.config.d_model
+    _, curves, _ = render.positional_figures(explorer, 50, [])
+    expected = render.spread_dimensions(explorer.checkpoint.model.config.positional_encoding, d)
+    assert [trace.name for trace in curves.data] == [f"dim {x}" for x in expected]
+    assert expected[0] == 0 and expected[-1] >= d - 2

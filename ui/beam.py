@@ -10,20 +10,33 @@ from gradio.components import Component
 from explorer import render
 
 from .panel import Panel as Base
-from .panel import Refresh
+from .panel import Refresh, tab
+
+NOT_BEAM = (
+    "Beam search is not in use. Choose **beam** under *Decoding*, then press **Step** or **Run**: the tree of the "
+    "hypotheses the beam keeps and drops grows here, one column per step."
+)
+NO_STEP = (
+    "Press **Step** or **Run**: the tree of the hypotheses the beam keeps and drops grows here, one column per step."
+)
 
 
 class Panel(Base):
     def __init__(self, page):
         super().__init__(page)
-        with gr.Tab("Beam search"):
-            self.plot = gr.Plot(show_label=False, elem_id="beam-plot")
-        self.outputs = [self.plot]
+        with tab("Beam search"):
+            self.hint = gr.Markdown(NOT_BEAM, elem_id="beam-hint")
+            self.plot = gr.Plot(show_label=False, elem_id="beam-plot", visible=False)
+        self.outputs = [self.hint, self.plot]
 
     def refresh(self, frame: Refresh) -> dict[Component, Any]:
         if frame.light and frame.state.strategy != "beam":  # nothing to draw, and nothing drawn before
             return {}
-        return {self.plot: render.beam_figure(frame.explorer)}
+        figure = render.beam_figure(frame.explorer)
+        if figure is None:
+            hint = NOT_BEAM if frame.state.strategy != "beam" else NO_STEP
+            return {self.hint: gr.update(value=hint, visible=True), self.plot: gr.update(value=None, visible=False)}
+        return {self.hint: gr.update(visible=False), self.plot: gr.update(value=figure, visible=True)}
 
     def cleared(self, message: str) -> dict[Component, Any]:
-        return {self.plot: None}
+        return {self.plot: gr.update(value=None, visible=False)}

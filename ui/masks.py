@@ -11,14 +11,19 @@ from gradio.components import Component
 from explorer import render
 
 from .panel import Panel as Base
-from .panel import Refresh, escaped
+from .panel import Refresh, escaped, tab
 from .runtime import LONG
+
+COMPARE_HINT = (
+    "Tick heads above to silence them, then press the button: the next token's probabilities and the whole "
+    "translation, with those heads and without them."
+)
 
 
 class Panel(Base):
     def __init__(self, page):
         super().__init__(page)
-        with gr.Tab("Masks and heads"):
+        with tab("Masks and heads"):
             with gr.Row():
                 causal = gr.Checkbox(True, label="Causal mask (decoder sees only the past)", elem_id="causal-mask")
                 padding = gr.Checkbox(True, label="Source padding mask", elem_id="padding-mask")
@@ -26,8 +31,8 @@ class Panel(Base):
             self.teacher_forced = gr.Markdown(elem_id="teacher-forced")
             self.silenced = gr.CheckboxGroup([], label="Silenced heads", elem_id="silenced-heads")
             self.compare_btn = gr.Button("Compare with no heads silenced", elem_id="compare-btn")
-            self.compare_text = gr.Markdown()
-            self.compare_plot = gr.Plot(show_label=False, elem_id="compare-plot")
+            self.compare_text = gr.Markdown(COMPARE_HINT, elem_id="compare-text")
+            self.compare_plot = gr.Plot(show_label=False, elem_id="compare-plot", visible=False)
         self.controls = [page.setting("causal_mask", causal), page.setting("padding_mask", padding),
                          page.setting("pad_to", pad_to), page.setting("silenced", self.silenced)]  # fmt: skip
         self.outputs = [self.teacher_forced, self.silenced]
@@ -47,11 +52,11 @@ class Panel(Base):
     def wire(self) -> None:
         page = self.page
         page.on_input(*self.controls)
-        compare = page.with_settled(self.comparison, lambda error: {self.compare_plot: None,
-                                                                    self.compare_text: escaped(error)})  # fmt: skip
+        compare = page.with_settled(self.comparison, lambda error: {self.compare_text: escaped(error)})
         self.compare_btn.click(compare, page.inputs, [self.compare_plot, self.compare_text], api_visibility="private",
                                **LONG)  # fmt: skip
 
     def comparison(self, explorer) -> dict[Component, Any]:
         figure, text = render.comparison(explorer)
-        return {self.compare_plot: figure, self.compare_text: text}
+        shown = bool(explorer.state.silenced)
+        return {self.compare_plot: gr.update(value=figure, visible=shown), self.compare_text: text}

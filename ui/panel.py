@@ -12,6 +12,7 @@ import html
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import gradio as gr
 from gradio.components import Component
 
 from explorer import Explorer, ExplorerState, Views
@@ -51,6 +52,23 @@ class Panel:
 
     def wire(self) -> None:
         """Connect this panel's own events (called once every panel is built)."""
+
+
+# After a tab opens, every plot measures its container again: a plot drawn while its tab was hidden had no width to
+# measure and fell back to Plotly's 700 px. Plotly listens to the window's resize event; it is sent once the tab's
+# content is laid out (two frames), and again a little later for a figure that arrives while the tab opens.
+FIT_PLOTS_JS = """() => {
+    const fit = () => window.dispatchEvent(new Event("resize"));
+    requestAnimationFrame(() => requestAnimationFrame(fit));
+    setTimeout(fit, 250);
+}"""
+
+
+def tab(label: str) -> gr.Tab:
+    """A `gr.Tab` whose figures fill their width whenever it is opened (use it as `with tab("Positions"):`)."""
+    opened = gr.Tab(label)
+    opened.select(None, None, None, js=FIT_PLOTS_JS, api_visibility="private")
+    return opened
 
 
 def escaped(error: object) -> str:

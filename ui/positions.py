@@ -11,20 +11,23 @@ from gradio.components import Component
 from explorer import render
 
 from .panel import Panel as Base
-from .panel import escaped
+from .panel import escaped, tab
 from .runtime import LONG
 
 
 class Panel(Base):
     def __init__(self, page):
         super().__init__(page)
-        with gr.Tab("Positions"):
+        with tab("Positions"):
             with gr.Row():
                 self.positions = page.setting("positions", gr.Checkbox(
                     True, label="Add positional encodings", elem_id="positions-toggle"
                 ))  # fmt: skip
                 self.n_positions = gr.Slider(4, 128, value=50, step=1, label="Positions shown")
-                self.dims = gr.Textbox("0, 1, 10, 11", label="Dimensions for the curves")
+                self.dims = gr.Textbox(
+                    "", label="Dimensions for the curves", placeholder="e.g. 0, 1, 10, 11",
+                    info="empty: four, from the fastest wave to the slowest",
+                )  # fmt: skip
             self.table = gr.Plot(show_label=False, elem_id="pe-plot")
             with gr.Row():
                 self.curves = gr.Plot(show_label=False, elem_id="pe-curves")

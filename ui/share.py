@@ -10,7 +10,7 @@ from gradio.components import Component
 from explorer import Explorer, ExplorerError, ExplorerState
 
 from .panel import Panel as Base
-from .panel import Refresh, escaped
+from .panel import Refresh, escaped, tab
 from .runtime import run_gpu
 from .settings import RESTORED, restored_values
 
@@ -27,7 +27,7 @@ def share_markdown(state: ExplorerState) -> str:
 class Panel(Base):
     def __init__(self, page):
         super().__init__(page)
-        with gr.Tab("Share"):
+        with tab("Share"):
             self.link = gr.Markdown(elem_id="share-link")
         self.token = gr.State("")  # the `state` query parameter the page was opened with
         self.outputs = [self.link]

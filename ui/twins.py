@@ -10,27 +10,37 @@ from gradio.components import Component
 from explorer import render
 
 from .panel import Panel as Base
-from .panel import escaped
+from .panel import escaped, tab
 from .runtime import LONG
+
+HINT = (
+    "Press the button to see the attention view chosen in the *Attention* tab twice, on the same tokens: for this "
+    "model, and for its untrained twin (the same architecture with random weights). What training put there is "
+    "the difference."
+)
 
 
 class Panel(Base):
     def __init__(self, page):
         super().__init__(page)
-        with gr.Tab("Trained vs untrained"):
+        with tab("Trained vs untrained"):
             self.button = gr.Button("Show the same view for the untrained twin", elem_id="twin-btn")
-            self.text = gr.Markdown()
-            with gr.Row():
-                self.trained = gr.Plot(show_label=False, elem_id="trained-plot")
-                self.untrained = gr.Plot(show_label=False, elem_id="untrained-plot")
+            self.text = gr.Markdown(HINT, elem_id="twin-text")
+            with gr.Row():  # hidden until the button draws them
+                self.trained = gr.Plot(show_label=False, elem_id="trained-plot", visible=False)
+                self.untrained = gr.Plot(show_label=False, elem_id="untrained-plot", visible=False)
 
     def wire(self) -> None:
         page = self.page
         outputs = [self.trained, self.untrained, self.text]
-        compare = page.with_settled(self.comparison, lambda error: {self.trained: None, self.untrained: None,
-                                                                    self.text: escaped(error)})  # fmt: skip
+        compare = page.with_settled(self.comparison, lambda error: {self.text: escaped(error)})
         self.button.click(compare, page.inputs, outputs, api_visibility="private", **LONG)
 
     def comparison(self, explorer) -> dict[Component, Any]:
         trained, untrained, text = render.twin_comparison(explorer)
-        return {self.trained: trained, self.untrained: untrained, self.text: text}
+        shown = trained is not None
+        return {
+            self.trained: gr.update(value=trained, visible=shown),
+            self.untrained: gr.update(value=untrained, visible=shown),
+            self.text: text,
+        }
