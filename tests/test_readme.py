@@ -31,15 +31,25 @@ def test_the_readme_says_how_to_get_a_public_link():
     assert "GRADIO_SHARE=True python app.py" in README
 
 
-def test_every_module_the_project_layout_names_exists():
+def layout_paths() -> list[str]:
+    """The folders and files the README's "Project layout" names: a folder at the start of a line, its modules
+    indented under it (several may share a line), descriptions after two spaces."""
     layout = README[README.index("## Project layout") :]
-    layout = layout[: layout.index("```", layout.index("```") + 3)]
-    folder = ""
+    layout = layout[layout.index("```") + 3 :]
+    layout = layout[layout.index("\n") + 1 : layout.index("```")]
+    paths, folder = [], ""
     for line in layout.splitlines():
-        first = line.split("  ")[0].strip()
-        if first.endswith("/"):
-            folder = first if not line.startswith(" ") else folder
-            assert (ROOT / first).is_dir(), first
-        elif line.startswith("  ") and first:
-            for name in first.split():
-                assert (ROOT / folder / name).is_file(), folder + name
+        names = line.strip().split("  ")[0].split()
+        if not line.startswith(" "):  # a folder or a top-level file
+            folder = names[0] if names[0].endswith("/") else ""
+            paths.append(names[0])
+        elif line.startswith("  ") and not line.startswith("   "):  # modules of the folder
+            paths += [folder + name for name in names]
+    return paths
+
+
+def test_every_module_the_project_layout_names_exists():
+    paths = layout_paths()
+    assert "transformer/model.py" in paths and "ui/page.py" in paths and "benchmarks/" in paths
+    missing = [path for path in paths if not (ROOT / path).exists()]
+    assert not missing
