@@ -190,7 +190,8 @@ ATTENTION_COLORAXIS = {  # shared by every attention panel: heads, layers and st
     "colorscale": ATTENTION_COLORSCALE,
     "cmin": 0.0,
     "cmax": 1.0,
-    "colorbar": {"title": {"text": "weight"}, "thickness": 12, "tickformat": ".1f"},
+    # the title along the bar's side: above it, it touched the "1.0" label
+    "colorbar": {"title": {"text": "weight", "side": "right"}, "thickness": 12, "tickformat": ".1f"},
 }
 
 

@@ -201,13 +201,20 @@ def twin_comparison(explorer: Explorer) -> tuple[go.Figure | None, go.Figure | N
     forced = tuple(explorer.decoding.output_ids)  # the twin reads exactly the trained model's output so far
     other = Explorer(explorer.registry, explorer.state.replace(model=twin, strategy="greedy", choices=forced))
     untrained_text, _ = other.translate_to_end(choices=())
+    trained_text, _ = explorer.translate_to_end(choices=())
     trained = attention_figure(explorer.views(), explorer.state)
     untrained = attention_figure(other.views(), other.state)
     trained.update_layout(title_text=f"Trained: {trained.layout.title.text}")
     untrained.update_layout(title_text=f"Untrained: {untrained.layout.title.text}")
-    shown = untrained_text if len(untrained_text) <= 120 else untrained_text[:120] + "…"
-    report = f"Both read the same tokens. The untrained twin's own translation: **{html.escape(shown)}**"
+    report = (
+        "Both read the same tokens: the trained model's output so far. Their own translations of the sentence:\n\n"
+        f"**Trained:** {html.escape(_clip(trained_text))}\n\n**Untrained twin:** {html.escape(_clip(untrained_text))}"
+    )
     return trained, untrained, report
+
+
+def _clip(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def teacher_forced_markdown(views: Views, state: ExplorerState) -> str:

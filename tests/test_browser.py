@@ -225,6 +225,11 @@ def test_trained_vs_untrained_and_walkthrough(page):
     page.locator("#twin-btn").click()
     page.wait_for_selector("#untrained-plot .js-plotly-plot")
     assert "Untrained" in page.locator("#untrained-plot").inner_text()
+    text = page.locator("#twin-text").inner_text()
+    assert "Trained:" in text and "Untrained twin:" in text  # both translations
+    full = page.locator("#twin-btn").bounding_box()["width"]
+    for plot in ("#trained-plot", "#untrained-plot"):  # one above the other, each at full width
+        assert page.locator(plot).bounding_box()["width"] > 0.95 * full
     shot(page, "trained-vs-untrained")
     page.get_by_role("tab", name="Walkthrough").click()
     page.locator("#walkthrough-btn").click()

@@ -111,3 +111,18 @@ def test_the_positional_curves_default_to_the_spread(explorer):
     expected = render.spread_dimensions(explorer.checkpoint.model.config.positional_encoding, d)
     assert [trace.name for trace in curves.data] == [f"dim {x}" for x in expected]
     assert expected[0] == 0 and expected[-1] >= d - 2
+
+
+def test_trained_vs_untrained_shows_the_selected_layer_and_both_translations(explorer):
+    state = explorer.state.replace(family="cross", layer=1, head=None)
+    chosen = Explorer(explorer.registry, state)
+    trained, untrained, report = render.twin_comparison(chosen)
+    assert trained.layout.title.text.startswith("Trained: cross-attention, layer 1")
+    assert untrained.layout.title.text.startswith("Untrained: cross-attention, layer 1")
+    assert "**Trained:** einundzwanzig" in report and "**Untrained twin:**" in report
+    assert list(trained.data[0].y) == list(untrained.data[0].y)  # the same tokens
+
+
+def test_the_colour_bar_title_runs_along_the_bar_clear_of_its_labels(explorer):
+    figure = render.attention_figure(explorer.views(), explorer.state)
+    assert figure.layout.coloraxis.colorbar.title.side == "right"

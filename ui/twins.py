@@ -26,9 +26,9 @@ class Panel(Base):
         with tab("Trained vs untrained"):
             self.button = gr.Button("Show the same view for the untrained twin", elem_id="twin-btn")
             self.text = gr.Markdown(HINT, elem_id="twin-text")
-            with gr.Row():  # hidden until the button draws them
-                self.trained = gr.Plot(show_label=False, elem_id="trained-plot", visible=False)
-                self.untrained = gr.Plot(show_label=False, elem_id="untrained-plot", visible=False)
+            # one above the other, each at full width; hidden until the button draws them
+            self.trained = gr.Plot(show_label=False, elem_id="trained-plot", visible=False)
+            self.untrained = gr.Plot(show_label=False, elem_id="untrained-plot", visible=False)
 
     def wire(self) -> None:
         page = self.page
