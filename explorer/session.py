@@ -90,14 +90,33 @@ class Explorer:
         self.state = self.state.replace(choices=(*self.state.choices, force))
         return record
 
-    def force_text(self, piece: str) -> Step:
-        """Force a token given as text (a sentencepiece piece, with or without its leading ▁)."""
+    def force_text(self, text: str) -> str:
+        """Force what the user typed: one piece of the target vocabulary (with or without its leading ▁), or else
+        a word or phrase, split into the model's pieces and forced one after another. Returns what was forced."""
         tokenizer = self.checkpoint.tokenizer
-        for candidate in (piece, "▁" + piece.lstrip("▁"), piece.lstrip("▁")):
+        text = text.strip()
+        if not text:
+            raise ExplorerError("type a token or a word to force")
+        for candidate in (text, "▁" + text.lstrip("▁"), text.lstrip("▁")):
             token = tokenizer.target.piece_to_id(candidate, -1)
             if token >= 0:
-                return self.step(force=token)
-        raise ExplorerError(f"{piece!r} is not a token of this model's target vocabulary")
+                self.step(force=token)
+                return ""
+        pieces = tokenizer.target.processor.encode(text, out_type=str)
+        unknown = [piece for piece in pieces if tokenizer.target.piece_to_id(piece, -1) < 0]
+        if unknown:
+            raise ExplorerError(
+                f"{text!r} is not a token of this model's target vocabulary, and it cannot be split into tokens "
+                f"either: {', '.join(map(repr, unknown))} is not one"
+            )
+        left = self.state.max_output_tokens - len(self.state.choices)
+        if len(pieces) > left:
+            raise ExplorerError(f"{text!r} takes {len(pieces)} tokens; the output length limit leaves {left}")
+        for piece in pieces:
+            if self.finished:
+                break
+            self.step(force=tokenizer.target.piece_to_id(piece, -1))
+        return f"“{text}” is {len(pieces)} tokens of this model, forced one after another: {' · '.join(pieces)}"
 
     def back(self) -> None:
         if self.decoding.back() is not None:

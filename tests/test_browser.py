@@ -257,6 +257,17 @@ def test_an_unreachable_hub_model_gives_a_message_and_the_app_keeps_working(page
     page.wait_for_function("() => document.querySelector('#output-text textarea').value !== ''")
 
 
+def test_a_typed_word_is_forced_piece_by_piece(page):
+    """Issue 13: a word that is no single token was refused; now it is split and forced, and the page says how."""
+    page.locator("#reset-btn").click()
+    page.wait_for_function("() => document.querySelector('#output-text textarea').value === ''")
+    typed = page.locator("#force-text textarea")
+    typed.fill("einundzwanzig")
+    typed.press("Enter")
+    page.wait_for_function("() => document.querySelector('#output-text textarea').value === 'einundzwanzig'")
+    assert "forced one after another" in page.locator("#status").inner_text()
+
+
 def test_every_figure_has_plotlys_download_button(page):
     page.get_by_role("tab", name="Attention").click()
     page.locator("#attention-plot .js-plotly-plot").hover()

@@ -119,9 +119,21 @@ def test_views_have_the_shapes_of_the_model(registry):
 def test_force_text_accepts_pieces_and_rejects_unknown_text(registry):
     e = explorer(registry)
     piece = e.checkpoint.tokenizer.target_piece(e.decoding.upcoming()[1].token_id)
-    assert e.force_text(piece).forced
+    assert e.force_text(piece) == "" and e.decoding.steps[-1].forced
     with pytest.raises(ExplorerError, match="not a token"):
         e.force_text("<script>")
+
+
+def test_a_typed_word_that_is_several_tokens_is_forced_piece_by_piece(registry):
+    e = explorer(registry)
+    tokenizer = e.checkpoint.tokenizer
+    pieces = tokenizer.target.processor.encode("siebenundneunzig", out_type=str)
+    assert len(pieces) > 1  # not one token of numbers-de: split, then forced in order
+    message = e.force_text("siebenundneunzig")
+    assert [tokenizer.target_piece(i) for i in e.decoding.output_ids] == pieces
+    assert all(step.forced for step in e.decoding.steps) and " · ".join(pieces) in message
+    with pytest.raises(ExplorerError, match="output length limit leaves 1"):
+        Explorer(registry, e.state.replace(choices=(), max_output_tokens=1)).force_text("siebenundneunzig")
 
 
 @pytest.mark.parametrize(

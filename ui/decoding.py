@@ -46,7 +46,10 @@ class Panel(Base):
             self.candidates = gr.Plot(label="Next-token candidates", show_label=False, elem_id="candidates-plot")
             with gr.Column():
                 self.force_choice = gr.Radio([], label="Force one of the candidates", elem_id="force-choice")
-                self.force_text = gr.Textbox(label="…or type a token to force", elem_id="force-text")
+                self.force_text = gr.Textbox(
+                    label="…or type a token or a word to force", elem_id="force-text",
+                    info="a word that is not one token is split into the model's tokens, forced one after another",
+                )  # fmt: skip
         self.outputs = [self.status, self.output_text, self.candidates, self.force_choice]
 
     def refresh(self, frame: Refresh) -> dict[Component, Any]:
@@ -98,7 +101,7 @@ class Panel(Base):
         return self.page.action(lambda e: e.step(force=int(choice)) and "", moves=True)(explorer, *values)
 
     def force_typed(self, explorer, text, *values):
-        return self.page.action(lambda e: e.force_text(text) and "", moves=True)(explorer, *values)
+        return self.page.action(lambda e: e.force_text(text or ""), moves=True)(explorer, *values)
 
     def run(self, explorer, *values):
         """Step to the end, sending the text after each token; the figures are drawn once, at the end (redrawing
