@@ -34,9 +34,9 @@ SENTENCES = {
 }
 
 # Where an event's answer holds the message line and the output so far: the page lists its outputs panel by panel
-# (`ui.page.Page.outputs`), the sentence panel's pieces, examples and model before the decoding panel's message
-# line and output; the user's explorer (a gr.State) is not sent to clients. tests/test_app.py checks them.
-STATUS, OUTPUT = 3, 4
+# (`ui.page.Page.outputs`), the sentence panel's pieces, examples, model and sentence before the decoding panel's
+# message line and output; the user's explorer (a gr.State) is not sent to clients. tests/test_app.py checks them.
+STATUS, OUTPUT = 4, 5
 
 
 @dataclass(frozen=True)

@@ -41,20 +41,29 @@ def test_the_controls_values_become_state_fields():
 
 def test_settle_makes_an_explorer_then_changes_only_what_differs(registry):
     settings = Settings.from_values(PAGE_DEFAULTS)
-    explorer = settle(registry, None, settings)
+    explorer, _ = settle(registry, None, settings)
     explorer.step()
-    same = settle(registry, explorer, settings)
-    assert same is explorer and len(same.state.choices) == 1  # nothing changed: the step stays
-    wider = settle(registry, explorer, dataclasses.replace(settings, layer=1))
+    same, note = settle(registry, explorer, settings)
+    assert same is explorer and len(same.state.choices) == 1 and not note  # nothing changed: the step stays
+    wider, _ = settle(registry, explorer, dataclasses.replace(settings, layer=1))
     assert wider is explorer and wider.state.layer == 1 and len(wider.state.choices) == 1  # a view setting
 
 
 def test_a_new_model_starts_from_its_first_layer_with_no_heads_silenced(registry):
     settings = dataclasses.replace(Settings.from_values(PAGE_DEFAULTS), silenced=["cross · layer 0 · head 1"], layer=1)
-    explorer = settle(registry, None, settings)
+    explorer, _ = settle(registry, None, settings)
     assert explorer.state.silenced
-    moved = settle(registry, explorer, dataclasses.replace(settings, model="numbers-de-untrained"))
+    moved, note = settle(registry, explorer, dataclasses.replace(settings, model="numbers-de-untrained"))
     assert moved is not explorer and not moved.state.silenced and moved.state.layer == 0
+    assert not note and moved.state.source == "twenty-one"  # a sentence the new model reads stays
+
+
+def test_a_new_model_that_cannot_read_the_sentence_starts_from_its_own_example(registry):
+    english = dataclasses.replace(Settings.from_values(PAGE_DEFAULTS), model="en-de", source="The weather is nice.")
+    explorer, _ = settle(registry, None, english)
+    moved, note = settle(registry, explorer, dataclasses.replace(english, model="numbers-de"))
+    assert moved.state.source == registry.examples("numbers-de")[0][0] == "twenty-one"
+    assert "numbers-de cannot read that sentence" in note and "'twenty-one'" in note
 
 
 def test_a_bad_setting_raises_the_explorers_error(registry):

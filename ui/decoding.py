@@ -110,7 +110,7 @@ class Panel(Base):
         try:
             with lock_of(explorer):
                 before = explorer.state if isinstance(explorer, Explorer) else None
-                explorer = page.settled(explorer, values)
+                explorer, _ = page.settled(explorer, values)
                 light = explorer.state == before
             started, message = time.monotonic(), ""
             while True:

@@ -58,8 +58,9 @@ class Page:
         """What an action redraws: the user's explorer and every panel's outputs."""
         return [self.explorer, *(component for panel in self.panels for component in panel.outputs)]
 
-    def settled(self, explorer: Explorer | None, values: tuple) -> Explorer:
-        """The user's explorer with the settings whose values are `values` (in the order of `Settings`)."""
+    def settled(self, explorer: Explorer | None, values: tuple) -> tuple[Explorer, str]:
+        """The user's explorer with the settings whose values are `values` (in the order of `Settings`), and a
+        note when the sentence had to change for a new model (`settle`)."""
         return settle(self.registry, explorer, Settings.from_values(values))
 
     def refreshed(self, explorer: Explorer | None, message: str = "", light: bool = False) -> dict[Component, Any]:
@@ -83,9 +84,12 @@ class Page:
             try:
                 with lock_of(explorer):
                     before = explorer.state if isinstance(explorer, Explorer) else None
-                    explorer = self.settled(explorer, values)
+                    explorer, note = self.settled(explorer, values)
                     light = moves and explorer.state == before
-                    return self.refreshed(explorer, act(explorer) or "", light=light)
+                    updates = self.refreshed(explorer, act(explorer) or note, light=light)
+                    if note:  # the sentence changed: the text box shows the new one
+                        updates[self.controls["source"]] = explorer.state.source
+                    return updates
             except ExplorerError as error:
                 return self.refreshed(explorer if isinstance(explorer, Explorer) else None, str(error))
 
@@ -113,7 +117,7 @@ class Page:
             settings, extra = values[:n_settings], values[n_settings:]
             try:
                 with lock_of(explorer):
-                    explorer = self.settled(explorer, settings)
+                    explorer, _ = self.settled(explorer, settings)
                     if hold:
                         return compute(explorer, *extra)
                 return compute(explorer, *extra)

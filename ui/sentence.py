@@ -37,7 +37,12 @@ class Panel(Base):
             sample_labels=[label for _, label in examples], elem_id="examples",
         )  # fmt: skip
         self.pieces = gr.HTML(elem_id="source-pieces")
-        self.outputs = [self.pieces, self.examples, self.model]
+        self.outputs = [
+            self.pieces,
+            self.examples,
+            self.model,
+            self.source,
+        ]  # the source: only when a model cannot read it
 
     def refresh(self, frame: Refresh) -> dict[Component, Any]:
         if frame.light:  # the sentence and the model did not change

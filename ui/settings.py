@@ -81,14 +81,33 @@ def restored_values(state: ExplorerState) -> dict[str, Any]:
     return {name: getattr(state, name) for name in RESTORED}
 
 
-def settle(registry: ModelRegistry, explorer: Explorer | None, settings: Settings) -> Explorer:
-    """The user's explorer with the settings on the page (a new one when there was none, or for a new model)."""
-    wanted = settings.state_fields()
+def settle(registry: ModelRegistry, explorer: Explorer | None, settings: Settings) -> tuple[Explorer, str]:
+    """The user's explorer with the settings on the page (a new one when there was none, or for a new model), and
+    a note for the user when the sentence had to change: a new model that cannot read the sentence (its pieces
+    would be `<unk>`) starts from its own first example instead."""
+    wanted, note = settings.state_fields(), ""
     if explorer is None or wanted["model"] != explorer.state.model:
         if explorer is not None:
             wanted.update(silenced=frozenset(), layer=0, head=None)
-        return Explorer(registry, ExplorerState(**wanted))
+            wanted["source"], note = suited_source(registry, wanted["model"], wanted["source"])
+        return Explorer(registry, ExplorerState(**wanted)), note
     changes = {key: value for key, value in wanted.items() if getattr(explorer.state, key) != value}
     if changes:
         explorer.update(**changes)
-    return explorer
+    return explorer, ""
+
+
+def suited_source(registry: ModelRegistry, model: str, source: str) -> tuple[str, str]:
+    """`source`, or the model's first example when the model cannot read it, with a note saying so."""
+    tokenizer = registry.get(model).tokenizer
+    unknown = [
+        piece for piece in tokenizer.source_pieces(source.strip()) if tokenizer.source.piece_to_id(piece, -1) < 0
+    ]
+    if not unknown:
+        return source, ""
+    example = registry.examples(model)[0][0]
+    note = (
+        f"{model} cannot read that sentence ({len(unknown)} of its pieces are unknown to it, e.g. "
+        f"{unknown[0]!r}), so it starts from one of its own examples: {example!r}."
+    )
+    return example, note
