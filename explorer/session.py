@@ -64,7 +64,7 @@ class Explorer:
 
     def update(self, **changes) -> None:
         """Change settings; the decoding is replayed under the new ones when they affect it."""
-        view_only = {"family", "layer", "head", "grid"}
+        view_only = {"family", "layer", "head", "grid", "tab"}
         new = self.state.replace(**changes)
         if ("source" in changes or "model" in changes) and not set(changes) <= view_only:
             new = new.replace(choices=())

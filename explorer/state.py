@@ -12,6 +12,7 @@ import base64
 import binascii
 import dataclasses
 import json
+import re
 from dataclasses import dataclass
 
 from transformer.decoding import BeamSearch, Greedy, ModelSwitches, Sampling, Strategy
@@ -22,6 +23,7 @@ MAX_OUTPUT_TOKENS = 128
 MAX_BEAM_WIDTH = 8
 MAX_TOP_K = 1000
 STRATEGIES = ("greedy", "sampling", "beam")
+TAB_NAME = re.compile(r"[a-z][a-z_]{0,23}")  # the page's name of a view, such as "attention" or "positions"
 
 
 class ExplorerError(ValueError):
@@ -49,6 +51,7 @@ class ExplorerState:
     layer: int = 0
     head: int | None = None  # None = the average over heads
     grid: bool = False  # show every head of the layer at once
+    tab: str = "attention"  # the view open on the page (a shared link opens it)
 
     def __post_init__(self) -> None:
         def require(condition: bool, message: str) -> None:
@@ -77,6 +80,7 @@ class ExplorerState:
         require(len(self.choices) <= self.max_output_tokens, "more steps than the output length allows")
         require(all(c is None or (isinstance(c, int) and c >= 0) for c in self.choices), "invalid forced token")
         require(self.family in ATTENTION_FAMILIES, f"unknown attention family {self.family!r}")
+        require(isinstance(self.tab, str) and TAB_NAME.fullmatch(self.tab) is not None, "unknown view")
         require(isinstance(self.layer, int) and self.layer >= 0, "the layer must be a non-negative integer")
         require(self.head is None or (isinstance(self.head, int) and self.head >= 0), "invalid head")
 

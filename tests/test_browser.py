@@ -210,16 +210,26 @@ def test_positional_encoding_view(page):
 
 
 def test_a_shared_link_restores_the_view(page, app_url):
+    """The link, copied with its button, opens the same model, output and tab (issue 13: the tab was lost)."""
+    page.get_by_role("tab", name="Positions").click()
+    page.wait_for_timeout(300)  # the state notes the open tab
     page.get_by_role("tab", name="Share").click()
     link = page.locator("#share-link a").get_attribute("href")
     assert link.startswith("?state=")
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.locator("#copy-link").click()
+    page.wait_for_function("() => document.querySelector('#copy-link').innerText === 'Copied'")
+    copied = page.evaluate("() => navigator.clipboard.readText()")
+    assert copied.startswith(app_url) and copied.endswith(page.locator("#share-link a").get_attribute("href"))
     expected = output(page)
     other = page.context.browser.new_page(viewport={"width": 1280, "height": 1600})
-    other.goto(app_url + link)
+    other.goto(copied)
     other.wait_for_function(
         "expected => (document.querySelector('#output-text textarea') || {}).value === expected", arg=expected
     )
     assert other.locator("#model-select input").input_value() == "numbers-de"
+    assert other.get_by_role("tab", name="Positions").get_attribute("aria-selected") == "true"
+    other.wait_for_selector("#pe-plot .js-plotly-plot")
     shot(other, "restored-link")
     other.close()
 

@@ -189,3 +189,15 @@ def test_beam_search_uses_the_models_length_penalty():
     state = ExplorerState(model="en-de", source="Hello.", strategy="beam", beam_width=3)
     assert state.strategy_object(2.0) == BeamSearch(width=3, length_penalty=2.0)
     assert state.strategy_object() == BeamSearch(width=3, length_penalty=1.0)
+
+
+def test_the_open_tab_travels_in_the_link_and_changes_nothing_else(registry):
+    e = explorer(registry)
+    e.step()
+    choices = e.state.choices
+    e.update(tab="positions")
+    assert e.state.choices == choices and e.state.tab == "positions"  # a view change: nothing is replayed
+    assert ExplorerState.from_link(e.state.to_link()).tab == "positions"
+    with pytest.raises(ExplorerError, match="unknown view"):
+        e.update(tab="<script>")
+    assert e.state.tab == "positions"

@@ -10,13 +10,13 @@ from gradio.components import Component
 from explorer import render
 
 from .panel import Panel as Base
-from .panel import Refresh, tab
+from .panel import Refresh
 
 
 class Panel(Base):
     def __init__(self, page):
         super().__init__(page)
-        with tab("Attention"):
+        with page.tab("Attention", "attention"):
             with gr.Row():
                 self.family = page.setting("family", gr.Radio(
                     [(name, key) for key, name in render.FAMILY_NAMES.items()], value="cross",

@@ -10,7 +10,7 @@ from gradio.components import Component
 from explorer import render
 
 from .panel import Panel as Base
-from .panel import Refresh, tab
+from .panel import Refresh
 
 NOT_BEAM = (
     "Beam search is not in use. Choose **beam** under *Decoding*, then press **Step** or **Run**: the tree of the "
@@ -24,7 +24,7 @@ NO_STEP = (
 class Panel(Base):
     def __init__(self, page):
         super().__init__(page)
-        with tab("Beam search"):
+        with page.tab("Beam search", "beam"):
             self.hint = gr.Markdown(NOT_BEAM, elem_id="beam-hint")
             self.plot = gr.Plot(show_label=False, elem_id="beam-plot", visible=False)
         self.outputs = [self.hint, self.plot]

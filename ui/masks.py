@@ -11,7 +11,7 @@ from gradio.components import Component
 from explorer import render
 
 from .panel import Panel as Base
-from .panel import Refresh, escaped, tab
+from .panel import Refresh, escaped
 from .runtime import LONG
 
 COMPARE_HINT = (
@@ -23,7 +23,7 @@ COMPARE_HINT = (
 class Panel(Base):
     def __init__(self, page):
         super().__init__(page)
-        with tab("Masks and heads"):
+        with page.tab("Masks and heads", "masks"):
             with gr.Row():
                 causal = gr.Checkbox(True, label="Causal mask (decoder sees only the past)", elem_id="causal-mask")
                 padding = gr.Checkbox(True, label="Source padding mask", elem_id="padding-mask")

@@ -18,7 +18,7 @@ from gradio.components import Component
 from explorer import Explorer, ExplorerError, ModelRegistry
 
 from . import api, attention, beam, decoding, masks, positions, sentence, share, twins, walkthrough
-from .panel import Panel, Refresh
+from .panel import FIT_PLOTS_JS, Panel, Refresh
 from .runtime import QUICK, Blocks, lock_of, run_gpu
 from .settings import Settings, settle
 
@@ -40,6 +40,15 @@ class Page:
         self.controls: dict[str, Component] = {}  # the settings controls, by `Settings` field name
         self.panels: list[Panel] = []
         self.status: gr.Markdown | None = None  # the message line, set by the decoding panel
+        self.tabs: gr.Tabs | None = None  # the views, one tab each
+        self.tab_by_key: dict[str, gr.Tab] = {}
+
+    def tab(self, label: str, key: str) -> gr.Tab:
+        """A tab of the views (use it as `with page.tab("Positions", "positions"):`), known by `key` to the
+        state (`ExplorerState.tab`), whose figures fill their width whenever it is opened."""
+        opened = self.tab_by_key[key] = gr.Tab(label, id=key)
+        opened.select(None, None, None, js=FIT_PLOTS_JS, api_visibility="private")
+        return opened
 
     def setting(self, name: str, component: Component) -> Component:
         """Register `component` as the control of the setting `name` (a field of `Settings`)."""
@@ -133,7 +142,8 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
         page = Page(registry, demo)
         gr.Markdown(INTRODUCTION)
         page.panels = [sentence.Panel(page), decoding.Panel(page)]
-        page.panels += [tab(page) for tab in TABS]
+        with gr.Tabs(elem_id="views") as page.tabs:
+            page.panels += [tab(page) for tab in TABS]
         for panel in page.panels:
             panel.wire()
         gr.api(run_gpu(api.make_translate(registry)), api_name="translate")

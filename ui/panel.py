@@ -12,7 +12,6 @@ import html
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import gradio as gr
 from gradio.components import Component
 
 from explorer import Explorer, ExplorerState, Views
@@ -62,13 +61,6 @@ FIT_PLOTS_JS = """() => {
     requestAnimationFrame(() => requestAnimationFrame(fit));
     setTimeout(fit, 250);
 }"""
-
-
-def tab(label: str) -> gr.Tab:
-    """A `gr.Tab` whose figures fill their width whenever it is opened (use it as `with tab("Positions"):`)."""
-    opened = gr.Tab(label)
-    opened.select(None, None, None, js=FIT_PLOTS_JS, api_visibility="private")
-    return opened
 
 
 def escaped(error: object) -> str:

@@ -11,14 +11,14 @@ from gradio.components import Component
 from explorer import render
 
 from .panel import Panel as Base
-from .panel import escaped, tab
+from .panel import escaped
 from .runtime import LONG
 
 
 class Panel(Base):
     def __init__(self, page):
         super().__init__(page)
-        with tab("Positions"):
+        with page.tab("Positions", "positions"):
             with gr.Row():
                 self.positions = page.setting("positions", gr.Checkbox(
                     True, label="Add positional encodings", elem_id="positions-toggle"

@@ -88,7 +88,7 @@ def settle(registry: ModelRegistry, explorer: Explorer | None, settings: Setting
     wanted, note = settings.state_fields(), ""
     if explorer is None or wanted["model"] != explorer.state.model:
         if explorer is not None:
-            wanted.update(silenced=frozenset(), layer=0, head=None)
+            wanted.update(silenced=frozenset(), layer=0, head=None, tab=explorer.state.tab)
             wanted["source"], note = suited_source(registry, wanted["model"], wanted["source"])
         return Explorer(registry, ExplorerState(**wanted)), note
     changes = {key: value for key, value in wanted.items() if getattr(explorer.state, key) != value}

@@ -10,24 +10,37 @@ from gradio.components import Component
 from explorer import Explorer, ExplorerError, ExplorerState
 
 from .panel import Panel as Base
-from .panel import Refresh, escaped, tab
-from .runtime import run_gpu
+from .panel import Refresh, escaped
+from .runtime import QUICK, lock_of, run_gpu
 from .settings import RESTORED, restored_values
 
 
 def share_markdown(state: ExplorerState) -> str:
-    """A link to this exact view (model, sentence, step, strategy, masks, silenced heads, selected view)."""
+    """A link to this exact view (model, sentence, step, strategy, masks, silenced heads, the open tab)."""
     token = state.to_link()
     return (
-        f"[Open this exact view](?state={token}) — copy the link to hand it to someone.\n\n"
+        f"[Open this exact view](?state={token}) — or press **Copy link** to hand it to someone. It opens on the "
+        f"same sentence, step, settings and tab.\n\n"
         f"The state token (add `?state=` and it to the page address): `{token}`"
     )
+
+
+# The link as a full address, on the clipboard; the button says it worked (or why not).
+COPY_JS = """() => {
+    const link = document.querySelector("#share-link a"), button = document.querySelector("#copy-link");
+    const say = (text) => { const before = button.innerText; button.innerText = text;
+                            setTimeout(() => { button.innerText = before; }, 1500); };
+    if (!link) return say("No link yet");
+    const url = new URL(link.getAttribute("href"), location.href).href;
+    navigator.clipboard.writeText(url).then(() => say("Copied"), () => say("Copy the link above by hand"));
+}"""
 
 
 class Panel(Base):
     def __init__(self, page):
         super().__init__(page)
-        with tab("Share"):
+        with page.tab("Share", "share"):
+            self.copy = gr.Button("Copy link", elem_id="copy-link", size="sm")
             self.link = gr.Markdown(elem_id="share-link")
         self.token = gr.State("")  # the `state` query parameter the page was opened with
         self.outputs = [self.link]
@@ -42,8 +55,26 @@ class Panel(Base):
         page = self.page
         restored = [page.controls[name] for name in RESTORED]
         page.demo.load(self.link_token, None, self.token, api_visibility="private").then(
-            run_gpu(self.restore), [self.token, *page.inputs], [*restored, *page.outputs], api_visibility="private"
-        )
+            run_gpu(self.restore), [self.token, *page.inputs], [page.tabs, *restored, *page.outputs],
+            api_visibility="private",
+        )  # fmt: skip
+        self.copy.click(None, None, None, js=COPY_JS, api_visibility="private")
+        for key, opened in page.tab_by_key.items():
+            if key != "share":  # the link opens the view the user was looking at before coming here
+                opened.select(self.opened(key), page.explorer, [page.explorer, self.link], api_visibility="private",
+                              **QUICK)  # fmt: skip
+
+    def opened(self, key: str):
+        """A handler for opening the tab `key`: the state (and so the link) remembers it."""
+
+        def handler(explorer) -> dict[Component, Any]:
+            if not isinstance(explorer, Explorer):
+                return {}
+            with lock_of(explorer):
+                explorer.update(tab=key)
+                return {self.page.explorer: explorer, self.link: share_markdown(explorer.state)}
+
+        return handler
 
     @staticmethod
     def link_token(request: gr.Request) -> str:
@@ -59,4 +90,5 @@ class Panel(Base):
         except ExplorerError as error:
             return page.apply(None, *values) | {page.status: escaped(f"This link cannot be opened: {error}")}
         controls = {page.controls[name]: value for name, value in restored_values(explorer.state).items()}
-        return controls | page.refreshed(explorer)
+        tab = explorer.state.tab if explorer.state.tab in page.tab_by_key else "attention"
+        return {page.tabs: gr.Tabs(selected=tab)} | controls | page.refreshed(explorer)

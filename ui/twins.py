@@ -10,7 +10,7 @@ from gradio.components import Component
 from explorer import render
 
 from .panel import Panel as Base
-from .panel import escaped, tab
+from .panel import escaped
 from .runtime import LONG
 
 HINT = (
@@ -23,7 +23,7 @@ HINT = (
 class Panel(Base):
     def __init__(self, page):
         super().__init__(page)
-        with tab("Trained vs untrained"):
+        with page.tab("Trained vs untrained", "twins"):
             self.button = gr.Button("Show the same view for the untrained twin", elem_id="twin-btn")
             self.text = gr.Markdown(HINT, elem_id="twin-text")
             # one above the other, each at full width; hidden until the button draws them

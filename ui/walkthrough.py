@@ -12,7 +12,6 @@ from gradio.components import Component
 from explorer import walkthrough
 
 from .panel import Panel as Base
-from .panel import tab
 from .runtime import LONG
 
 HINT = (
@@ -24,7 +23,7 @@ HINT = (
 class Panel(Base):
     def __init__(self, page):
         super().__init__(page)
-        with tab("Walkthrough"):
+        with page.tab("Walkthrough", "walkthrough"):
             self.button = gr.Button("Walk through the current sentence and step", elem_id="walkthrough-btn")
             gr.Markdown(HINT, elem_id="walkthrough-hint")
             self.sections: list[Component] = []
