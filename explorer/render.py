@@ -223,14 +223,22 @@ def teacher_forced_markdown(views: Views, state: ExplorerState) -> str:
         f"| {i} | {table_code(read)} | {table_code(predicted)} |"
         for i, (read, predicted) in enumerate(zip(views.target_tokens, views.predictions, strict=True))
     ]
-    mask = (
-        "on: each position sees only itself and earlier tokens, exactly as during generation"
-        if state.causal_mask
-        else "**off**: each position also sees the tokens after it, which it never did in training"
-    )
+    if state.causal_mask:
+        mask = "on: each position sees only itself and earlier tokens, exactly as during generation"
+        after = ""
+    else:
+        mask = "**off**: each position also sees the tokens after it, which it never did in training"
+        after = (
+            "\n\nWith the mask off, a row that can see the token it is meant to predict mostly copies it: that is "
+            "what *predicts next* turns into when the answer is in view. The last row sees nothing new and gives the "
+            "next-token chart's prediction. Generation changes too: at every step the earlier positions are "
+            "computed again, now seeing the tokens after them, so their hidden states change. That is why the "
+            "decoder's cache, which keeps the keys and values of earlier positions as they were first computed, "
+            "is only valid with the mask on; with it off, each step recomputes the whole prefix."
+        )
     return (
         f"**Teacher forcing** — the decoder reads the output so far in one pass (causal mask {mask}).\n\n"
-        "| position | reads | predicts next |\n|---|---|---|\n" + "\n".join(rows)
+        "| position | reads | predicts next |\n|---|---|---|\n" + "\n".join(rows) + after
     )
 
 

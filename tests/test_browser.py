@@ -179,6 +179,8 @@ def test_toggle_the_causal_mask_changes_decoder_attention(page):
     masked = page.locator("#attention-plot").inner_text()
     page.get_by_role("tab", name="Masks and heads").click()
     page.locator("#causal-mask input").uncheck()
+    page.wait_for_function("() => document.querySelector('#teacher-forced').innerText.includes('only valid')")
+    assert "mostly copies it" in page.locator("#teacher-forced").inner_text()  # the page says what changes
     page.get_by_role("tab", name="Attention").click()
     page.wait_for_function(
         "masked => document.querySelector('#attention-plot').innerText !== masked", arg=masked

@@ -287,3 +287,23 @@ def test_the_inference_output_matrix_follows_the_weights(model):
     with_grad = model(src, tgt).logits  # the plain (V, d) product, with gradients
     assert not torch.allclose(before, changed)
     torch.testing.assert_close(before, with_grad, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("strategy", [Greedy(), BeamSearch(width=3)])
+def test_without_the_causal_mask_each_step_recomputes_the_whole_prefix(model, strategy):
+    """Off, earlier positions see every new token: the next-token distribution is that of one non-causal pass
+    over the whole prefix (the cache, valid only with the mask on, is not reused)."""
+    decoding = Decoding(model, SRC, strategy, switches=ModelSwitches(causal_mask_on=False), max_new_tokens=6)
+    src = torch.tensor([SRC])
+    for _ in range(4):
+        if decoding.finished:
+            break
+        next(decoding)
+        tokens = decoding._state.tokens  # every running hypothesis, from the start token
+        with torch.no_grad():
+            logits = model(src.expand(tokens.size(0), -1), tokens, causal_mask_on=False).logits[:, -1]
+        torch.testing.assert_close(decoding._next_logprobs, logits.float().log_softmax(-1), atol=1e-5, rtol=1e-5)
+    causal = Decoding(model, SRC, strategy, max_new_tokens=6)
+    causal_probs = [c.prob for c in causal.upcoming()]
+    first = Decoding(model, SRC, strategy, switches=ModelSwitches(causal_mask_on=False), max_new_tokens=6)
+    assert [c.prob for c in first.upcoming()] == pytest.approx(causal_probs)  # one position: nothing to hide

@@ -201,3 +201,12 @@ def test_the_open_tab_travels_in_the_link_and_changes_nothing_else(registry):
     with pytest.raises(ExplorerError, match="unknown view"):
         e.update(tab="<script>")
     assert e.state.tab == "positions"
+
+
+def test_without_the_causal_mask_the_table_the_chart_and_step_agree(registry):
+    e = explorer(registry, causal_mask=False)
+    for _ in range(2):
+        views = e.views()
+        assert views.predictions[-1] == views.candidate_tokens[0]  # the last row is the next-token chart's pick
+        e.step()
+        assert e.checkpoint.tokenizer.target_piece(e.decoding.output_ids[-1]) == views.candidate_tokens[0]

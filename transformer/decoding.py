@@ -80,9 +80,10 @@ Strategy = Greedy | Sampling | BeamSearch
 class ModelSwitches:
     """Per-request switches of the forward pass (see `Transformer.encode` / `Transformer.decode`).
 
-    The causal mask only matters when the decoder sees a whole target at once (teacher forcing): while
-    generating, the future does not exist yet, so `Decoding` always decodes causally and `causal_mask_on` is
-    for teacher-forced passes over a given target (as the explorer's views do).
+    With the causal mask off, every decoder position also sees the positions after it. While generating, the
+    earlier positions then see each new token, so their hidden states change at every step: `Decoding`
+    recomputes the whole prefix at each step instead of reusing the cache, which holds the earlier positions'
+    keys and values as they were computed, and is only valid when they cannot see the future (the mask on).
     """
 
     causal_mask_on: bool = True
@@ -294,16 +295,15 @@ class Decoding(Iterator[Step]):
         """
         n_rows = new_tokens.size(0)
         encoded = self._encoded_for(n_rows)
-        if cache is None:
-            cache = self.model.init_cache(encoded)
         sw = self.switches
+        if cache is None or not sw.causal_mask_on:  # without the mask, nothing computed before stays valid
+            new_tokens, cache = all_tokens, self.model.init_cache(encoded)
         out = self.model.decode(
             new_tokens,
             encoded,
             cache=cache,
-            # Generation is causal by construction (the future does not exist yet); a prefix recomputed in one
-            # pass must see exactly what step-by-step decoding saw.
-            causal_mask_on=True,
+            # With the mask on, a prefix recomputed in one pass sees exactly what step-by-step decoding saw.
+            causal_mask_on=sw.causal_mask_on,
             silenced=sw.silenced,
             use_positions=sw.use_positions,
             return_attention=self.return_attention,
