@@ -220,6 +220,7 @@ def attention_heatmap(
     family: str = "cross",
     show_values: bool | None = None,
     height: int | None = None,
+    masked: Any = None,
 ) -> go.Figure:
     """One attention matrix (one head, or an average of heads) as a heatmap.
 
@@ -231,6 +232,8 @@ def attention_heatmap(
         family: "encoder", "decoder_self" or "cross": picks the axis titles (`AXIS_TITLES`).
         show_values: write each weight in its cell; by default only when Q and K are both at most 12.
         height: in pixels; by default it grows with Q between 180 and 720.
+        masked: (Q, K) booleans, True where a mask forbids the query to attend to the key. Those cells are grey
+            and say "masked" on hover, so that a mask is not mistaken for a weight the model learned to be 0.
     """
     z = _as_array(weights, 2, "weights")
     n_q, n_k = z.shape
@@ -241,23 +244,50 @@ def attention_heatmap(
     if show_values is None:
         show_values = max(n_q, n_k) <= VALUE_TEXT_MAX
 
+    x, y = axis_labels(key_tokens), axis_labels(query_tokens)
+    traces = []
+    if masked is not None:
+        cells = np.asarray(masked, dtype=bool)
+        if cells.shape != z.shape:
+            raise ValueError(f"masked: expected shape {z.shape}, got {cells.shape}")
+        if cells.any():
+            traces.append(_masked_cells(cells, x, y))
+            z = np.where(cells, np.nan, z)  # a gap in the weights, where the grey shows through
     heatmap = go.Heatmap(
         z=z,
-        x=axis_labels(key_tokens),
-        y=axis_labels(query_tokens),
+        x=x,
+        y=y,
         coloraxis="coloraxis",
         hovertemplate=_HOVER_ATTENTION + "<extra></extra>",
+        hoverongaps=False,  # a masked cell's hover is the grey layer's
         texttemplate="%{z:.2f}" if show_values else None,
         textfont={"size": 10} if show_values else None,
     )
     return _figure(
-        [heatmap],
+        [*traces, heatmap],
         title,
         height or _clamp(110 + 20 * n_q, 180, 720),
         xaxis={"title": _title(x_title), "type": "category", "showgrid": False},
         yaxis={"title": _title(y_title), "autorange": "reversed", "type": "category", "showgrid": False},
         coloraxis=ATTENTION_COLORAXIS,
         shapes=[] if row is None else [_highlight_row(row, n_k)],
+    )
+
+
+MASKED_COLOR = "#d9d9d9"
+
+
+def _masked_cells(cells: np.ndarray, x: list[str], y: list[str]) -> go.Heatmap:
+    """A grey layer on the masked cells only (the rest is a gap), with its own hover text."""
+    return go.Heatmap(
+        z=np.where(cells, 1.0, np.nan),
+        x=x,
+        y=y,
+        colorscale=[[0, MASKED_COLOR], [1, MASKED_COLOR]],
+        showscale=False,
+        hoverongaps=False,
+        hovertemplate="query %{y}<br>key %{x}<br>masked: not allowed to attend<extra></extra>",
+        name="masked",
     )
 
 

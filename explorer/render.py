@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import re
 
+import numpy as np
 import plotly.graph_objects as go
 import torch
 
@@ -109,8 +110,20 @@ def attention_figure(views: Views, state: ExplorerState) -> go.Figure:
     else:
         weights, which = maps[state.head], f"head {state.head}"
     return figures.attention_heatmap(
-        weights.numpy(), queries, keys, title=f"{where}, {which}", highlight_query=current, family=family
-    )
+        weights.numpy(), queries, keys, title=f"{where}, {which}", highlight_query=current, family=family,
+        masked=masked_cells(views, state, family),
+    )  # fmt: skip
+
+
+def masked_cells(views: Views, state: ExplorerState, family: str) -> np.ndarray:
+    """(Q, K) True where a mask that is on forbids the query to attend to the key: the causal mask above the
+    diagonal of decoder self-attention, the padding mask on the source's padding columns."""
+    if family == "decoder_self":
+        n = len(views.target_tokens)
+        return np.triu(np.ones((n, n), dtype=bool), 1) if state.causal_mask else np.zeros((n, n), dtype=bool)
+    n_q = len(views.source_tokens if family == "encoder" else views.target_tokens)
+    padding = np.array(views.source_padding or [False] * len(views.source_tokens), dtype=bool)
+    return np.broadcast_to(padding & state.padding_mask, (n_q, len(padding)))
 
 
 def beam_figure(explorer: Explorer) -> go.Figure | None:

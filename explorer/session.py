@@ -40,6 +40,7 @@ class Views:
     decoder_self: torch.Tensor  # (L, H, T, T)
     cross: torch.Tensor  # (L, H, T, S)
     predictions: list[str] = field(default_factory=list)  # the teacher-forced argmax at every target position
+    source_padding: list[bool] = field(default_factory=list)  # which source positions are padding
     steps: tuple[Step, ...] = field(default=())
 
 
@@ -195,6 +196,7 @@ class Explorer:
             decoder_self=torch.stack([a[0] for a in attention.decoder_self]).float().cpu(),
             cross=torch.stack([a[0] for a in attention.cross]).float().cpu(),
             predictions=[tokenizer.target_piece(int(i)) for i in out.logits[0].argmax(dim=-1)],
+            source_padding=[i == config.pad_id for i in src],
             steps=self.decoding.steps,
         )
 

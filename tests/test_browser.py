@@ -177,6 +177,9 @@ def test_toggle_the_causal_mask_changes_decoder_attention(page):
     page.get_by_text("decoder self-attention").click()
     page.wait_for_function("() => document.querySelector('#attention-plot').innerText.includes('decoder self')")
     masked = page.locator("#attention-plot").inner_text()
+    assert "NaN" not in masked  # masked cells are grey, with no number
+    assert page.locator("#attention-plot .hm").count() == 2  # the grey layer of masked cells, then the weights
+    shot(page, "decoder-self-masked")
     page.get_by_role("tab", name="Masks and heads").click()
     page.locator("#causal-mask input").uncheck()
     page.wait_for_function("() => document.querySelector('#teacher-forced').innerText.includes('only valid')")

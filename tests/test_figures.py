@@ -452,3 +452,17 @@ def test_token_chips_html_without_ids_and_with_the_wrong_count():
     assert 'title="position 1"' in figures.token_chips_html(["a", "b"])
     with pytest.raises(ValueError, match="ids: expected 2 labels, got 1"):
         figures.token_chips_html(["a", "b"], ids=[1])
+
+
+def test_masked_cells_are_grey_and_say_so_not_a_learned_zero():
+    weights = np.array([[1.0, 0.0], [0.4, 0.6]])
+    masked = np.array([[False, True], [False, False]])
+    fig = figures.attention_heatmap(weights, ["a", "b"], ["a", "b"], family="decoder_self", masked=masked)
+    grey, shown = fig.data
+    assert grey.name == "masked" and "masked" in grey.hovertemplate and grey.showscale is False
+    assert np.isnan(shown.z[0][1]) and shown.z[1][1] == 0.6  # a gap where the mask is; the weights elsewhere
+    assert np.isnan(grey.z[0][0]) and grey.z[0][1] == 1.0
+    plain = figures.attention_heatmap(weights, ["a", "b"], ["a", "b"], masked=np.zeros((2, 2), dtype=bool))
+    assert len(plain.data) == 1  # nothing masked: no grey layer
+    with pytest.raises(ValueError, match="masked"):
+        figures.attention_heatmap(weights, ["a", "b"], ["a", "b"], masked=np.zeros((3, 2), dtype=bool))

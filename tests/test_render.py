@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry, render
@@ -126,3 +127,17 @@ def test_trained_vs_untrained_shows_the_selected_layer_and_both_translations(exp
 def test_the_colour_bar_title_runs_along_the_bar_clear_of_its_labels(explorer):
     figure = render.attention_figure(explorer.views(), explorer.state)
     assert figure.layout.coloraxis.colorbar.title.side == "right"
+
+
+def test_the_causal_and_padding_masks_show_as_masked_cells(explorer):
+    views = explorer.views()
+    causal = render.masked_cells(views, explorer.state, "decoder_self")
+    assert causal.tolist() == np.triu(np.ones_like(causal), 1).tolist()  # above the diagonal
+    assert not render.masked_cells(views, explorer.state.replace(causal_mask=False), "decoder_self").any()
+    padded = Explorer(explorer.registry, explorer.state.replace(pad_to=8))
+    pviews = padded.views()
+    cross = render.masked_cells(pviews, padded.state, "cross")
+    assert cross.shape == (len(pviews.target_tokens), 8) and cross[:, -1].all() and not cross[:, 0].any()
+    assert not render.masked_cells(pviews, padded.state.replace(padding_mask=False), "cross").any()
+    figure = render.attention_figure(views, explorer.state.replace(family="decoder_self", layer=0))
+    assert figure.data[0].name == "masked"
