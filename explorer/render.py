@@ -115,6 +115,47 @@ def attention_figure(views: Views, state: ExplorerState) -> go.Figure:
     )  # fmt: skip
 
 
+def attention_caption(views: Views, state: ExplorerState) -> str:
+    """What the attention heatmap shows, in plain words, for its family and the current step."""
+    word_start = "`▁` marks a piece that starts a word."
+    if state.family == "encoder":
+        return (
+            "Each **row** is a source piece asking *what should I look at?* (a query); each **column** is a source "
+            "piece it can look at (a key). A cell is how much of the row's attention goes to the column; every row "
+            f"sums to 1. The encoder reads the whole sentence at once, so no row is special. {word_start}"
+        )
+    last = views.target_tokens[-1] if views.target_tokens else ""
+    columns = (
+        "a source piece (a key): where the translation looks in the English sentence"
+        if state.family == "cross"
+        else "a target piece written so far (a key); grey cells are hidden from the row by the causal mask"
+    )
+    return (
+        f"Each **row** is a target piece the decoder has read (a query); each **column** is {columns}. Every row "
+        "sums to 1. Row *t* is the position that predicts piece *t + 1*: a row attending to “sister” while it "
+        "reads “Meine” is the model about to write “Schwester”. The **outlined row**, "
+        f"“{html.escape(last)}”, is where the model chooses the next piece now. {word_start}"
+    )
+
+
+CANDIDATES_CAPTION = (
+    "The model's probability for each possible next piece, the ten most likely at the top. `▁` marks a piece "
+    "that starts a word. Pick one on the right (or type one) to make the model continue from it instead."
+)
+POSITION_CAPTIONS = (
+    "Each **row** is a position in the sentence, each **column** one dimension of the vector added to the piece's "
+    "embedding there; the colour is its value. The model adds row *p* to the piece at position *p*.",
+    "Each line is one dimension across positions: the first dimensions wave fast, the last ones slowly, so that "
+    "together they give every position its own pattern.",
+    "Cell (*i*, *j*) is how alike the encodings of positions *i* and *j* are (cosine similarity, 1 on the "
+    "diagonal). Neighbours look alike, which lets attention find pieces near each other.",
+)
+BEAM_CAPTION = (
+    "Each **column** is a step, each **dot** a hypothesis the beam keeps (best at the top), joined to the one it "
+    "grew from; diamonds are hypotheses that ended with `</s>`. The thick line is the best path so far."
+)
+
+
 def masked_cells(views: Views, state: ExplorerState, family: str) -> np.ndarray:
     """(Q, K) True where a mask that is on forbids the query to attend to the key: the causal mask above the
     diagonal of decoder self-attention, the padding mask on the source's padding columns."""

@@ -128,6 +128,9 @@ def test_type_a_sentence_and_step(page):
     assert first
     page.wait_for_selector("#candidates-plot .js-plotly-plot")
     assert page.locator("#attention-plot").inner_text().count("query") >= 1  # axis titles say rows are queries
+    caption = page.locator("#attention-caption").inner_text()  # and the caption says it in plain words
+    assert "Each row is a target piece" in caption and "outlined row" in caption
+    assert "ten most likely" in page.locator("#candidates-caption").inner_text()
     shot(page, "step")
 
 
@@ -143,9 +146,7 @@ def test_a_plot_redrawn_while_its_tab_is_hidden_fills_its_width_when_shown(page)
     before = output(page)
     page.locator("#step-btn").click()
     wait_for_output_change(page, before)
-    page.wait_for_function(  # redrawn while hidden: Plotly's default width
-        "() => document.querySelector('#attention-plot .main-svg').getAttribute('width') === '700'"
-    )
+    page.wait_for_timeout(1_000)  # the heatmap is redrawn while hidden (at Plotly's default 700 px, without the fix)
     page.get_by_role("tab", name="Attention").click()
     page.wait_for_function(
         f"() => {{ const [svg, box] = ({PLOT_WIDTH})('#attention-plot'); return Math.abs(svg - box) <= 2; }}",

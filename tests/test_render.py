@@ -141,3 +141,15 @@ def test_the_causal_and_padding_masks_show_as_masked_cells(explorer):
     assert not render.masked_cells(pviews, padded.state.replace(padding_mask=False), "cross").any()
     figure = render.attention_figure(views, explorer.state.replace(family="decoder_self", layer=0))
     assert figure.data[0].name == "masked"
+
+
+@pytest.mark.parametrize("family", ["encoder", "decoder_self", "cross"])
+def test_the_attention_caption_says_what_rows_and_columns_are(explorer, family):
+    views = explorer.views()
+    caption = render.attention_caption(views, explorer.state.replace(family=family))
+    assert "**row**" in caption and "**column**" in caption and "`▁`" in caption
+    if family == "encoder":
+        assert "outlined" not in caption
+    else:  # row t predicts t + 1, and the outlined row is the current step's
+        assert "predicts piece *t + 1*" in caption and f"“{views.target_tokens[-1]}”" in caption
+    assert ("causal mask" in caption) == (family == "decoder_self")

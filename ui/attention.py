@@ -27,11 +27,15 @@ class Panel(Base):
                 self.head = page.setting("head", gr.Dropdown(render.head_choices(4), value=render.HEAD_AVERAGE,
                                                              label="Head", elem_id="head"))  # fmt: skip
             self.plot = gr.Plot(show_label=False, elem_id="attention-plot")
-        self.outputs = [self.plot, self.layer, self.head]
+            self.caption = gr.Markdown(elem_id="attention-caption", elem_classes="caption")
+        self.outputs = [self.plot, self.layer, self.head, self.caption]
 
     def refresh(self, frame: Refresh) -> dict[Component, Any]:
         state = frame.state
-        updates: dict[Component, Any] = {self.plot: render.attention_figure(frame.views, state)}
+        updates: dict[Component, Any] = {
+            self.plot: render.attention_figure(frame.views, state),
+            self.caption: render.attention_caption(frame.views, state),
+        }
         if not frame.light:  # the model's layers and heads, for a new model or family
             config = frame.explorer.checkpoint.model.config
             updates[self.layer] = gr.update(maximum=max(config.n_layers(state.family) - 1, 0), value=state.layer)

@@ -27,7 +27,8 @@ class Panel(Base):
         with page.tab("Beam search", "beam"):
             self.hint = gr.Markdown(NOT_BEAM, elem_id="beam-hint")
             self.plot = gr.Plot(show_label=False, elem_id="beam-plot", visible=False)
-        self.outputs = [self.hint, self.plot]
+            self.caption = gr.Markdown(render.BEAM_CAPTION, elem_classes="caption", visible=False)
+        self.outputs = [self.hint, self.plot, self.caption]
 
     def refresh(self, frame: Refresh) -> dict[Component, Any]:
         if frame.light and frame.state.strategy != "beam":  # nothing to draw, and nothing drawn before
@@ -35,8 +36,10 @@ class Panel(Base):
         figure = render.beam_figure(frame.explorer)
         if figure is None:
             hint = NOT_BEAM if frame.state.strategy != "beam" else NO_STEP
-            return {self.hint: gr.update(value=hint, visible=True), self.plot: gr.update(value=None, visible=False)}
-        return {self.hint: gr.update(visible=False), self.plot: gr.update(value=figure, visible=True)}
+            return {self.hint: gr.update(value=hint, visible=True), self.plot: gr.update(value=None, visible=False),
+                    self.caption: gr.update(visible=False)}  # fmt: skip
+        return {self.hint: gr.update(visible=False), self.plot: gr.update(value=figure, visible=True),
+                self.caption: gr.update(visible=True)}  # fmt: skip
 
     def cleared(self, message: str) -> dict[Component, Any]:
         return {self.plot: gr.update(value=None, visible=False)}

@@ -43,7 +43,9 @@ class Panel(Base):
         self.status = page.status = gr.Markdown(elem_id="status")
         self.output_text = gr.Textbox(label="Output so far", interactive=False, elem_id="output-text")
         with gr.Row():
-            self.candidates = gr.Plot(label="Next-token candidates", show_label=False, elem_id="candidates-plot")
+            with gr.Column():
+                self.candidates = gr.Plot(label="Next-token candidates", show_label=False, elem_id="candidates-plot")
+                gr.Markdown(render.CANDIDATES_CAPTION, elem_id="candidates-caption", elem_classes="caption")
             with gr.Column():
                 self.force_choice = gr.Radio([], label="Force one of the candidates", elem_id="force-choice")
                 self.force_text = gr.Textbox(

@@ -28,10 +28,16 @@ class Panel(Base):
                     "", label="Dimensions for the curves", placeholder="e.g. 0, 1, 10, 11",
                     info="empty: four, from the fastest wave to the slowest",
                 )  # fmt: skip
+            table_caption, curves_caption, similarity_caption = render.POSITION_CAPTIONS
             self.table = gr.Plot(show_label=False, elem_id="pe-plot")
+            gr.Markdown(table_caption, elem_classes="caption")
             with gr.Row():
-                self.curves = gr.Plot(show_label=False, elem_id="pe-curves")
-                self.similarity = gr.Plot(show_label=False, elem_id="pe-similarity")
+                with gr.Column():
+                    self.curves = gr.Plot(show_label=False, elem_id="pe-curves")
+                    gr.Markdown(curves_caption, elem_classes="caption")
+                with gr.Column():
+                    self.similarity = gr.Plot(show_label=False, elem_id="pe-similarity")
+                    gr.Markdown(similarity_caption, elem_classes="caption")
             self.shuffle_btn = gr.Button("Translate with the source words shuffled", elem_id="shuffle-btn")
             self.shuffle_text = gr.Markdown()
 
