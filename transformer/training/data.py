@@ -1006,8 +1006,9 @@ def data_card(
         "floor: mostly technical vocabulary); help and UI strings that are not sentences (labels such as "
         "`Open the file`, about 60k of them); the `.po` files of PyPI packages (more UI text of the same kind); "
         "`gnome-devel-docs` (developer documentation). Debian's translated package descriptions (`ddtp`, about "
-        "16,000 sentence pairs after the filters, in the register of software documentation) are extracted and "
-        "tested but left out with `--exclude ddtp` until they are measured on the dev sets; no licence statement "
+        "16,000 sentence pairs after the filters, in the register of software documentation) are extracted, "
+        "tested and measured on the dev sets (the en-de model card: 800 steps from v3, Ding dev chrF +0.5, everyday "
+        "dev chrF −1.2), so they stay out with `--exclude ddtp`; no licence statement "
         "of the DDTP's own was found: a description belongs to its package's `debian/control` and so to that "
         "package's licence (all in Debian main), and the translations are published by Debian in the same archive.",
         "",
