@@ -348,15 +348,20 @@ class App:
 
 
 def _until_rebuilt(page, before: str, what: str) -> None:
-    """Wait until the page shows something else than `before` (a fingerprint) or a message; fail on a message."""
+    """Wait until the page shows something else than `before` (a fingerprint), or a new message; fail when a
+    message came and the page was not rebuilt (a note that comes with the new page, such as a sentence replaced
+    for a model that cannot read it, is no failure)."""
+    message = page.locator(STATUS).inner_text().strip()
     page.wait_for_function(
-        f"before => ({FINGERPRINT_JS})() !== before || document.querySelector('{STATUS}').innerText.trim() !== ''",
-        arg=before,
+        f"""([before, message]) => {{
+            const now = document.querySelector('{STATUS}').innerText.trim();
+            return ({FINGERPRINT_JS})() !== before || (now !== '' && now !== message);
+        }}""",
+        arg=[before, message],
         timeout=ACTION_TIMEOUT_MS,
     )
-    status = page.locator(STATUS).inner_text().strip()
-    if status:
-        raise RuntimeError(f"{what}: {status}")
+    if page.evaluate(FINGERPRINT_JS) == before:
+        raise RuntimeError(f"{what}: {page.locator(STATUS).inner_text().strip()}")
 
 
 def _pick_model(page, name: str) -> None:

@@ -118,3 +118,12 @@ def test_the_step_answer_holds_the_message_and_the_output_where_clients_read_the
     step = next(fn for fn in app.demo.fns.values() if fn.api_name == "step")
     sent = [block for block in step.outputs if not isinstance(block, gr.State)]  # a State is not sent to clients
     assert sent[STATUS].elem_id == "status" and sent[OUTPUT].elem_id == "output-text"
+
+
+def test_opening_a_tab_before_any_action_gives_gradio_an_answer():
+    """A tab's select event remembers the open tab; with no explorer yet it must still answer (not an empty dict,
+    which gradio refuses)."""
+    handlers = [fn.fn for fn in app.demo.fns.values() if fn.fn and "opened" in fn.fn.__qualname__]
+    assert len(handlers) == 6  # every tab but Share
+    for handler in handlers:
+        assert handler(None)

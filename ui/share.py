@@ -68,8 +68,8 @@ class Panel(Base):
         """A handler for opening the tab `key`: the state (and so the link) remembers it."""
 
         def handler(explorer) -> dict[Component, Any]:
-            if not isinstance(explorer, Explorer):
-                return {}
+            if not isinstance(explorer, Explorer):  # nothing to remember yet (an empty dict is no answer to gradio)
+                return {self.link: gr.skip()}
             with lock_of(explorer):
                 explorer.update(tab=key)
                 return {self.page.explorer: explorer, self.link: share_markdown(explorer.state)}
