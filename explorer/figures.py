@@ -535,7 +535,7 @@ def positional_heatmap(table: Any, *, title: str = "", height: int = 420) -> go.
         zmin=-1.0,
         zmax=1.0,
         colorscale=DIVERGING_COLORSCALE,
-        colorbar={"title": {"text": "value"}, "thickness": 12},
+        colorbar={"title": {"text": "value", "side": "right"}, "thickness": 12},
         hovertemplate="position %{y}<br>dimension %{x}<br>value %{z:.3f}<extra></extra>",
     )
     return _figure(
@@ -602,7 +602,7 @@ def position_similarity(table: Any, *, metric: str = "cosine", title: str = "", 
         zmin=-limit,
         zmax=limit,
         colorscale=DIVERGING_COLORSCALE,
-        colorbar={"title": {"text": bar_title}, "thickness": 12},
+        colorbar={"title": {"text": bar_title, "side": "right"}, "thickness": 12},
         hovertemplate="position %{y} · position %{x}<br>%{z:.3f}<extra></extra>",
     )
     return _figure(

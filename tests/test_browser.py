@@ -253,7 +253,10 @@ def test_trained_vs_untrained_and_walkthrough(page):
     shot(page, "trained-vs-untrained")
     page.get_by_role("tab", name="Walkthrough").click()
     page.locator("#walkthrough-btn").click()
-    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 5")
+    for i in range(1, 6):  # every section's figure drawn, now that the button was pressed
+        page.wait_for_selector(f"#walkthrough-{i} .js-plotly-plot .main-svg")
+    assert "▁" in page.locator("#walkthrough-0").inner_text() or "</s>" in page.locator("#walkthrough-0").inner_text()
+    page.wait_for_timeout(500)
     shot(page, "walkthrough")
 
 
