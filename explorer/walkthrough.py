@@ -9,7 +9,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import torch
 
-from . import figures
+from . import figures, render
 from .session import Explorer
 
 SECTIONS = [
@@ -82,16 +82,19 @@ def walkthrough(explorer: Explorer) -> list:
         figures.attention_heatmap(
             views.encoder[0].mean(0).numpy(), views.source_tokens, views.source_tokens,
             title="Encoder self-attention, layer 0, head average", family="encoder",
+            masked=render.masked_cells(views, explorer.state, "encoder"),
         ),
         figures.attention_heatmap(
             views.decoder_self[0].mean(0).numpy(), views.target_tokens, views.target_tokens,
             title="Decoder self-attention, layer 0 (causal mask "
             + ("on" if explorer.state.causal_mask else "OFF") + ")",
             highlight_query=current, family="decoder_self",
+            masked=render.masked_cells(views, explorer.state, "decoder_self"),
         ),
         figures.attention_heatmap(
             views.cross[-1].mean(0).numpy(), views.target_tokens, views.source_tokens,
             title="Cross-attention, last layer, head average", highlight_query=current, family="cross",
+            masked=render.masked_cells(views, explorer.state, "cross"),
         ),
         figures.candidates_bar(
             views.candidate_tokens, [c.prob for c in views.candidates],

@@ -153,3 +153,14 @@ def test_the_attention_caption_says_what_rows_and_columns_are(explorer, family):
     else:  # row t predicts t + 1, and the outlined row is the current step's
         assert "predicts piece *t + 1*" in caption and f"“{views.target_tokens[-1]}”" in caption
     assert ("causal mask" in caption) == (family == "decoder_self")
+
+
+def test_the_walkthroughs_masks_section_shows_the_masked_cells(explorer):
+    from explorer import walkthrough
+
+    sections = walkthrough.walkthrough(explorer)
+    assert len(sections) == len(walkthrough.SECTIONS) == 6
+    masks = sections[3]  # "Masks": decoder self-attention of layer 0
+    assert masks.data[0].name == "masked" and "causal mask on" in masks.layout.title.text
+    unmasked = walkthrough.walkthrough(Explorer(explorer.registry, explorer.state.replace(causal_mask=False)))[3]
+    assert [trace.name for trace in unmasked.data] != ["masked", None] and len(unmasked.data) == 1
