@@ -25,11 +25,24 @@ ASSETS = Path(__file__).resolve().parent.parent / "assets"
 HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}")
 
 
-def load_hub_model(repo_id: str, device: str | torch.device = "cpu") -> Checkpoint:
-    """An opus-mt (Marian) model from the Hugging Face Hub, downloaded once into the standard cache."""
-    checkpoint = load_marian(download_marian(repo_id), device)
+HUB_DEFAULT = "Helsinki-NLP/opus-mt-en-de"  # the page opens on it wherever it is already in the local cache
+
+
+def load_hub_model(
+    repo_id: str, device: str | torch.device = "cpu", *, cache_dir: str | Path | None = None
+) -> Checkpoint:
+    """An opus-mt (Marian) model from the Hugging Face Hub, downloaded once into the cache (the standard one by
+    default)."""
+    checkpoint = load_marian(download_marian(repo_id, cache_dir=cache_dir), device)
     checkpoint.name = repo_id
     return checkpoint
+
+
+def in_hub_cache(repo_id: str, cache_dir: str | Path | None = None) -> bool:
+    """Whether a Hub model is in the local Hugging Face cache (its config.json at least), without any network."""
+    from huggingface_hub import try_to_load_from_cache
+
+    return isinstance(try_to_load_from_cache(repo_id, "config.json", cache_dir=cache_dir), str)
 
 
 BUILTIN_FILES = ("config.json", TWIN)  # a built-in model is a checkpoint folder or an untrained twin's
@@ -42,8 +55,15 @@ class ModelRegistry:
     path on the server included, is refused before any file is touched.
     """
 
-    def __init__(self, folder: str | Path, loader: Callable[..., Checkpoint] = load_hub_model, device: str = "cpu"):
+    def __init__(
+        self,
+        folder: str | Path,
+        loader: Callable[..., Checkpoint] = load_hub_model,
+        device: str = "cpu",
+        hub_cache: str | Path | None = None,
+    ):
         self.folder = Path(folder)
+        self.hub_cache = hub_cache  # where to look for HUB_DEFAULT (None: the standard Hugging Face cache)
         self.device = device
         self.builtin = sorted(p.name for p in self.folder.iterdir() if any((p / f).is_file() for f in BUILTIN_FILES))
         self.loader = loader
@@ -75,6 +95,24 @@ class ModelRegistry:
                 checkpoint.model.requires_grad_(False)
                 self._loaded[name] = checkpoint
             return self._loaded[name]
+
+    def default(self) -> tuple[str, str]:
+        """The model the page opens on, and a note when the preferred one could not be used.
+
+        The best model, opus-mt-en-de (`HUB_DEFAULT`), when it is in the local cache (a Space downloads it at
+        build time: `preload_from_hub` in the README's front matter) and loads; else the built-in en-de, with no
+        wait and no network. A cached copy that fails to load falls back too, and the note says why."""
+        fallback = "en-de" if "en-de" in self.builtin else self.builtin[0]
+        if not in_hub_cache(HUB_DEFAULT, self.hub_cache):
+            return fallback, ""
+        try:
+            self.get(HUB_DEFAULT)
+        except ExplorerError as error:
+            return (
+                fallback,
+                f"{HUB_DEFAULT} is in the local cache but could not be loaded ({error}): here is {fallback}.",
+            )
+        return HUB_DEFAULT, ""
 
     def examples(self, name: str) -> tuple[tuple[str, str], ...]:
         """(sentence, label) pairs of a model's example sentences: an untrained twin shares its model's, a Hub

@@ -53,3 +53,11 @@ def test_every_module_the_project_layout_names_exists():
     assert "transformer/model.py" in paths and "ui/page.py" in paths and "benchmarks/" in paths
     missing = [path for path in paths if not (ROOT / path).exists()]
     assert not missing
+
+
+def test_a_space_downloads_the_default_model_at_build_time():
+    from explorer.registry import HUB_DEFAULT
+
+    front = README.split("---")[1]
+    assert f"preload_from_hub:\n  - {HUB_DEFAULT} " in front
+    assert "pytorch_model.bin" in front and "config.json" in front  # what loading it needs, nothing more

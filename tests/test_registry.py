@@ -107,3 +107,73 @@ def test_bad_models_are_refused_with_a_message_and_the_app_goes_on(bad_models, n
     working = Explorer(registry, ExplorerState(model="numbers-de", source="twenty-one"))
     list(working.run())
     assert working.views().output_text == "einundzwanzig"
+
+
+def hub_cache_with(tmp_path: Path, repo_id: str, source: Path) -> Path:
+    """A Hugging Face cache holding `source`'s files as the main revision of `repo_id` (the layout the hub uses)."""
+    cache = tmp_path / "hub-cache"
+    repo = cache / f"models--{repo_id.replace('/', '--')}"
+    snapshot = repo / "snapshots" / ("0" * 40)
+    snapshot.mkdir(parents=True)
+    for file in source.iterdir():
+        (snapshot / file.name).write_bytes(file.read_bytes())
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("0" * 40)
+    return cache
+
+
+def cached_registry(cache: Path) -> ModelRegistry:
+    from functools import partial
+
+    from explorer.registry import load_hub_model
+
+    return ModelRegistry(CHECKPOINTS, loader=partial(load_hub_model, cache_dir=cache), hub_cache=cache)
+
+
+def test_the_page_opens_on_opus_mt_when_it_is_in_the_local_cache(tmp_path, monkeypatch):
+    from explorer.registry import HUB_DEFAULT
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    build_marian(tmp_path / "tiny", shared=True)
+    registry = cached_registry(hub_cache_with(tmp_path, HUB_DEFAULT, tmp_path / "tiny"))
+    assert registry.default() == (HUB_DEFAULT, "")
+    assert registry.get(HUB_DEFAULT).name == HUB_DEFAULT  # loaded into our own code, from the cache, offline
+
+
+def test_a_corrupt_cached_copy_falls_back_to_the_built_in_model_with_a_note(tmp_path, monkeypatch):
+    from explorer.registry import HUB_DEFAULT
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    build_marian(tmp_path / "tiny", shared=True)
+    cache = hub_cache_with(tmp_path, HUB_DEFAULT, tmp_path / "tiny")
+    for weights in cache.rglob("model.safetensors"):
+        weights.write_bytes(b"not a safetensors file")
+    name, note = cached_registry(cache).default()
+    assert name == "en-de" and "could not be loaded" in note and HUB_DEFAULT in note
+
+
+def test_with_an_empty_cache_the_page_opens_on_the_built_in_model_at_once(tmp_path):
+    assert cached_registry(tmp_path / "empty").default() == ("en-de", "")
+
+
+def test_the_app_opens_on_the_cached_opus_mt_offline(tmp_path):
+    """The whole app, in its own process, with a temporary Hugging Face cache (HF_HUB_CACHE, HF_HUB_OFFLINE=1)."""
+    import os
+    import subprocess
+    import sys
+
+    from explorer.registry import HUB_DEFAULT
+
+    build_marian(tmp_path / "tiny", shared=True)
+    cache = hub_cache_with(tmp_path, HUB_DEFAULT, tmp_path / "tiny")
+    show = (
+        "import app; print(next(b.value for b in app.demo.blocks.values() if getattr(b, 'elem_id', '') == "
+        "'model-select'))"
+    )
+    env = {**os.environ, "HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
+    root = Path(__file__).resolve().parent.parent
+    opened = subprocess.run([sys.executable, "-c", show], cwd=root, env=env, capture_output=True, text=True)
+    assert opened.stdout.strip().splitlines()[-1] == HUB_DEFAULT, opened.stderr[-2000:]
+    env["HF_HUB_CACHE"] = str(tmp_path / "empty")
+    opened = subprocess.run([sys.executable, "-c", show], cwd=root, env=env, capture_output=True, text=True)
+    assert opened.stdout.strip().splitlines()[-1] == "en-de", opened.stderr[-2000:]

@@ -40,6 +40,7 @@ class Page:
         self.controls: dict[str, Component] = {}  # the settings controls, by `Settings` field name
         self.panels: list[Panel] = []
         self.status: gr.Markdown | None = None  # the message line, set by the decoding panel
+        self.startup_note = ""  # why the page does not open on the preferred model, if it does not
         self.tabs: gr.Tabs | None = None  # the views, one tab each
         self.tab_by_key: dict[str, gr.Tab] = {}
 

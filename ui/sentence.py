@@ -21,7 +21,7 @@ class Panel(Base):
     def __init__(self, page):
         super().__init__(page)
         registry = page.registry
-        default = "en-de" if "en-de" in registry.builtin else registry.builtin[0]
+        default, page.startup_note = registry.default()  # opus-mt-en-de where it is cached, else en-de
         examples = registry.examples(default)
         with gr.Row():
             self.model = page.setting("model", gr.Dropdown(

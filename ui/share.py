@@ -84,7 +84,10 @@ class Panel(Base):
         """On page load: the state of a shared link (?state=…), or the page's own settings."""
         page = self.page
         if not token:
-            return page.apply(explorer, *values)
+            updates = page.apply(explorer, *values)
+            if page.startup_note and explorer is None:  # the first view of a page that fell back to the built-in
+                updates[page.status] = escaped(page.startup_note)
+            return updates
         try:
             explorer = Explorer(page.registry, ExplorerState.from_link(token))
         except ExplorerError as error:
