@@ -98,7 +98,8 @@ def escape_label(text: object) -> str:
     return html.escape(text, quote=False).replace('"', "&#34;").replace("'", "&#39;")
 
 
-def _shorten(text: object, limit: int = MAX_LABEL_CHARS) -> str:
+def shorten(text: object, limit: int = MAX_LABEL_CHARS) -> str:
+    """`text`, cut to `limit` characters with "…" at the end when longer."""
     text = str(text)
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
@@ -114,7 +115,7 @@ def readable(token: object) -> str:
 
 def axis_labels(tokens: Sequence[object]) -> list[str]:
     """Unique, escaped category labels: `"3 · ▁the"` for the token `▁the` at position 3."""
-    return [f"{i} · {escape_label(_shorten(readable(token)))}" for i, token in enumerate(tokens)]
+    return [f"{i} · {escape_label(shorten(readable(token)))}" for i, token in enumerate(tokens)]
 
 
 def _as_array(values: Any, ndim: int | tuple[int, ...], name: str) -> np.ndarray:
@@ -763,11 +764,11 @@ class _Nodes:
 
 
 def _node_label(tokens: Sequence[int], token_label: Callable[[int], str]) -> str:
-    return escape_label(_shorten(token_label(tokens[-1]), 12)) if len(tokens) else ""
+    return escape_label(shorten(token_label(tokens[-1]), 12)) if len(tokens) else ""
 
 
 def _hypothesis_text(tokens: Sequence[int], token_label: Callable[[int], str], last: int = 10) -> str:
-    pieces = [escape_label(_shorten(token_label(t))) for t in tokens]
+    pieces = [escape_label(shorten(token_label(t))) for t in tokens]
     return ("… " if len(pieces) > last else "") + " ".join(pieces[-last:])
 
 

@@ -163,7 +163,7 @@ def masked_cells(views: Views, state: ExplorerState, family: str) -> np.ndarray:
         n = len(views.target_tokens)
         return np.triu(np.ones((n, n), dtype=bool), 1) if state.causal_mask else np.zeros((n, n), dtype=bool)
     n_q = len(views.source_tokens if family == "encoder" else views.target_tokens)
-    padding = np.array(views.source_padding or [False] * len(views.source_tokens), dtype=bool)
+    padding = np.array(views.source_padding, dtype=bool)
     return np.broadcast_to(padding & state.padding_mask, (n_q, len(padding)))
 
 
@@ -187,7 +187,7 @@ def comparison(explorer: Explorer) -> tuple[go.Figure, str]:
     silenced = heads_silenced(len(explorer.state.silenced))
     output = explorer.decoding.output_ids
     title = (
-        f"Next token after “{_shorten(tokenizer.decode_target(output), 40)}”"
+        f"Next token after “{_tail(tokenizer.decode_target(output), 40)}”"
         if output
         else "First token of the translation"
     )
@@ -207,7 +207,7 @@ def heads_silenced(n: int) -> str:
     return f"{n} head silenced" if n == 1 else f"{n} heads silenced"
 
 
-def _shorten(text: str, limit: int) -> str:
+def _tail(text: str, limit: int) -> str:
     """The end of a long text (what comes just before the next token), with "…" in front."""
     return text if len(text) <= limit else "…" + text[-(limit - 1) :].lstrip()
 
@@ -260,15 +260,12 @@ def twin_comparison(explorer: Explorer) -> tuple[go.Figure | None, go.Figure | N
     untrained = attention_figure(other.views(), other.state)
     trained.update_layout(title_text=f"Trained: {trained.layout.title.text}")
     untrained.update_layout(title_text=f"Untrained: {untrained.layout.title.text}")
+    trained_text, untrained_text = (html.escape(figures.shorten(text, 120)) for text in (trained_text, untrained_text))
     report = (
         "Both read the same tokens: the trained model's output so far. Their own translations of the sentence:\n\n"
-        f"**Trained:** {html.escape(_clip(trained_text))}\n\n**Untrained twin:** {html.escape(_clip(untrained_text))}"
+        f"**Trained:** {trained_text}\n\n**Untrained twin:** {untrained_text}"
     )
     return trained, untrained, report
-
-
-def _clip(text: str, limit: int = 120) -> str:
-    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def teacher_forced_markdown(views: Views, state: ExplorerState) -> str:

@@ -104,7 +104,8 @@ class Explorer:
                 self.step(force=token)
                 return ""
         pieces = tokenizer.target.processor.encode(text, out_type=str)
-        unknown = [piece for piece in pieces if tokenizer.target.piece_to_id(piece, -1) < 0]
+        ids = [tokenizer.target.piece_to_id(piece, -1) for piece in pieces]
+        unknown = [piece for piece, token in zip(pieces, ids, strict=True) if token < 0]
         if unknown:
             raise ExplorerError(
                 f"{text!r} is not a token of this model's target vocabulary, and it cannot be split into tokens "
@@ -113,10 +114,10 @@ class Explorer:
         left = self.state.max_output_tokens - len(self.state.choices)
         if len(pieces) > left:
             raise ExplorerError(f"{text!r} takes {len(pieces)} tokens; the output length limit leaves {left}")
-        for piece in pieces:
+        for token in ids:
             if self.finished:
                 break
-            self.step(force=tokenizer.target.piece_to_id(piece, -1))
+            self.step(force=token)
         return f"“{text}” is {len(pieces)} tokens of this model, forced one after another: {' · '.join(pieces)}"
 
     def back(self) -> None:

@@ -12,13 +12,9 @@ from explorer import render
 from .panel import Panel as Base
 from .panel import Refresh
 
-NOT_BEAM = (
-    "Beam search is not in use. Choose **beam** under *Decoding*, then press **Step** or **Run**: the tree of the "
-    "hypotheses the beam keeps and drops grows here, one column per step."
-)
-NO_STEP = (
-    "Press **Step** or **Run**: the tree of the hypotheses the beam keeps and drops grows here, one column per step."
-)
+TREE = "the tree of the hypotheses the beam keeps and drops grows here, a column a step."
+NOT_BEAM = f"Beam search is not in use. Choose **beam** under *Decoding*, then press **Step** or **Run**: {TREE}"
+NO_STEP = f"Press **Step** or **Run**: {TREE}"
 
 
 class Panel(Base):

@@ -53,16 +53,6 @@ class Panel:
         """Connect this panel's own events (called once every panel is built)."""
 
 
-# After a tab opens, every plot measures its container again: a plot drawn while its tab was hidden had no width to
-# measure and fell back to Plotly's 700 px. Plotly listens to the window's resize event; it is sent once the tab's
-# content is laid out (two frames), and again a little later for a figure that arrives while the tab opens.
-FIT_PLOTS_JS = """() => {
-    const fit = () => window.dispatchEvent(new Event("resize"));
-    requestAnimationFrame(() => requestAnimationFrame(fit));
-    setTimeout(fit, 250);
-}"""
-
-
 def escaped(error: object) -> str:
     """An error (or its message), safe to show in Markdown or HTML."""
     return html.escape(str(error))
