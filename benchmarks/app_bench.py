@@ -48,6 +48,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import socket
 import statistics
 import subprocess
@@ -364,11 +365,22 @@ def _until_rebuilt(page, before: str, what: str) -> None:
         raise RuntimeError(f"{what}: {page.locator(STATUS).inner_text().strip()}")
 
 
+def model_option(page, name: str):
+    """The model dropdown's option for the model `name` (its label is the name, then " · " and what it is)."""
+    escaped = re.escape(name).replace("/", r"\/")  # playwright writes the pattern as /…/
+    return page.get_by_role("option", name=re.compile(rf"^{escaped}( · |$)"))
+
+
+def shown_model(page) -> str:
+    """The name of the model the dropdown shows."""
+    return page.locator("#model-select input").input_value().split(" · ")[0]
+
+
 def _pick_model(page, name: str) -> None:
     """Choose a model in the dropdown; wait until the page has been rebuilt with it (so it is loaded)."""
     before = page.evaluate(FINGERPRINT_JS)
     page.locator("#model-select input").click()
-    page.get_by_role("option", name=name, exact=True).click()
+    model_option(page, name).click()
     _until_rebuilt(page, before, f"loading {name}")
 
 
@@ -391,7 +403,7 @@ def _measure_page(app: App, page, *, model: str, steps: int, runs: int, memory_s
 
     models = builtin_models()
     for name in [*(m for m in models if m != model), model]:  # every built-in model once, the measured one last
-        if page.locator("#model-select input").input_value() != name:
+        if shown_model(page) != name:
             _pick_model(page, name)
     ready_memory = app.memory_mb()
 

@@ -34,9 +34,10 @@ SENTENCES = {
 }
 
 # Where an event's answer holds the message line and the output so far: the page lists its outputs panel by panel
-# (`ui.page.Page.outputs`), the sentence panel's pieces, examples, model and sentence before the decoding panel's
-# message line and output; the user's explorer (a gr.State) is not sent to clients. tests/test_app.py checks them.
-STATUS, OUTPUT = 4, 5
+# (`ui.page.Page.outputs`), the sentence panel's pieces, examples, model, model description and sentence before the
+# decoding panel's message line and output; the user's explorer (a gr.State) is not sent to clients.
+# tests/test_app.py checks them.
+STATUS, OUTPUT = 5, 6
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ class Settings:
 
     def values(self) -> list:
         return [self.model, self.source, "greedy", 1.0, 0, 1.0, 0, 4, 64, self.causal, self.padding, self.positions,
-                0, [], self.family, 0, "average"]  # fmt: skip
+                0, [], self.family, 0, "average", "heatmap", False]  # fmt: skip
 
 
 def output_text(result: tuple) -> str:

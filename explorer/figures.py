@@ -19,7 +19,9 @@ Conventions, the same in every figure:
 
 from __future__ import annotations
 
+import base64
 import html
+import io
 import math
 import operator
 import re
@@ -29,20 +31,27 @@ from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
+from PIL import Image
 from plotly.colors import diverging, sequential
 
 __all__ = [
     "AXIS_TITLES",
+    "AttentionMap",
+    "alignment_lines",
     "attention_grid",
     "attention_heatmap",
+    "attention_side_by_side",
+    "attention_thumbnails_html",
     "axis_labels",
     "beam_tree",
     "candidates_bar",
     "compare_candidates",
+    "enlarged",
     "escape_label",
     "position_similarity",
     "positional_curves",
     "positional_heatmap",
+    "thumbnail_png",
     "token_chips_html",
 ]
 
@@ -178,6 +187,31 @@ def _figure(data: Sequence[Any], title: str, height: int, *, xaxis: dict, yaxis:
     return go.Figure(data=list(data), layout={**shared, **layout})
 
 
+ENLARGED_MIN_HEIGHT = 320  # a heatmap of two rows keeps a plot taller than its axis title
+
+
+def enlarged(figure: go.Figure, by: float = 1.4) -> go.Figure:
+    """`figure` with every text `by` times larger (the presentation layout: readable from the back of a room), and
+    as much taller, so that the larger labels leave the plot its room."""
+    layout = figure.layout
+    if layout.height:
+        layout.height = max(round(layout.height * by), ENLARGED_MIN_HEIGHT)
+    if layout.margin.t:
+        layout.margin.t = round(layout.margin.t * by)
+    grow = lambda size, default: round((size or default) * by)  # noqa: E731
+    figure.update_layout(font_size=grow(layout.font.size, 12), title_font_size=grow(layout.title.font.size, 14),
+                         hoverlabel_font_size=grow(layout.hoverlabel.font.size, 12))  # fmt: skip
+    for annotation in layout.annotations:
+        if annotation.font.size:
+            annotation.font.size = grow(annotation.font.size, 12)
+    for axis in [*figure.select_xaxes(), *figure.select_yaxes()]:
+        if axis.tickfont.size:
+            axis.tickfont.size = grow(axis.tickfont.size, 12)
+        if axis.title.font.size:
+            axis.title.font.size = grow(axis.title.font.size, 12)
+    return figure
+
+
 def _title(text: str) -> dict[str, str]:
     return {"text": text}
 
@@ -246,14 +280,8 @@ def attention_heatmap(
         show_values = max(n_q, n_k) <= VALUE_TEXT_MAX
 
     x, y = axis_labels(key_tokens), axis_labels(query_tokens)
-    traces = []
-    if masked is not None:
-        cells = np.asarray(masked, dtype=bool)
-        if cells.shape != z.shape:
-            raise ValueError(f"masked: expected shape {z.shape}, got {cells.shape}")
-        if cells.any():
-            traces.append(_masked_cells(cells, x, y))
-            z = np.where(cells, np.nan, z)  # a gap in the weights, where the grey shows through
+    z, cells = _without_masked(z, masked)
+    traces = [] if cells is None else [_masked_cells(cells, x, y)]
     heatmap = go.Heatmap(
         z=z,
         x=x,
@@ -276,6 +304,23 @@ def attention_heatmap(
 
 
 MASKED_COLOR = "#d9d9d9"
+
+
+def _without_masked(z: np.ndarray, masked: Any) -> tuple[np.ndarray, np.ndarray | None]:
+    """The weights `z` (..., Q, K) with gaps where `masked` (Q, K) is True (the grey layer shows through them),
+    and the masked cells (None when nothing is masked)."""
+    cells = _mask_of(masked, z.shape[-2:])
+    return (z, None) if cells is None else (np.where(cells, np.nan, z), cells)
+
+
+def _mask_of(masked: Any, shape: tuple[int, ...]) -> np.ndarray | None:
+    """`masked` as a boolean array of `shape`, or None when nothing is masked."""
+    if masked is None:
+        return None
+    cells = np.asarray(masked, dtype=bool)
+    if cells.shape != tuple(shape):
+        raise ValueError(f"masked: expected shape {tuple(shape)}, got {cells.shape}")
+    return cells if cells.any() else None
 
 
 def _masked_cells(cells: np.ndarray, x: list[str], y: list[str]) -> go.Heatmap:
@@ -365,6 +410,7 @@ def attention_grid(
     max_cols: int = 4,
     family: str = "cross",
     panel_height: int | None = None,
+    masked: Any = None,
 ) -> go.Figure:
     """All heads of one layer (or of every layer) as small multiples sharing one 0–1 colour axis.
 
@@ -376,10 +422,10 @@ def attention_grid(
         highlight_query: a query row outlined in every panel.
         family: picks the axis titles (`AXIS_TITLES`), shown once, on the top-left and bottom-left panels.
         panel_height: in pixels; by default it grows with Q, up to 220 (170 with more than two rows of panels).
+        masked: (Q, K) booleans, the same for every panel: grey, "masked" on hover (as in `attention_heatmap`).
 
-    Tick labels are shown only on the left column (queries) and under the bottom panel of each column (keys),
-    and only when that side has at most 24 tokens; hover always names the query, the key and the weight.
-    """
+    Tick labels show on the left column (queries) and under each column's bottom panel (keys), for a side of at
+    most 24 tokens; hover always names the query, the key and the weight."""
     z = _as_array(weights, (3, 4), "weights")
     if z.ndim == 4:
         n_layers, n_heads = z.shape[:2]
@@ -398,7 +444,7 @@ def attention_grid(
     _check_length(titles, n_panels, "head_titles")
     row = _row_index(highlight_query, n_q)
     y_title, x_title = _axis_titles(family)
-
+    z, cells = _without_masked(z, masked)
     n_rows = math.ceil(n_panels / n_cols)
     grid = _Grid(n_panels, n_cols, panel_height or _clamp(60 + 22 * n_q, 70, 220 if n_rows <= 2 else 170))
 
@@ -407,8 +453,10 @@ def attention_grid(
     traces, layout, shapes, annotations = [], {}, [], []
     for p in range(n_panels):
         x_name, y_name = f"x{p + 1 if p else ''}", f"y{p + 1 if p else ''}"
+        if cells is not None:
+            traces.append(_masked_cells(cells, x_labels, y_labels).update(xaxis=x_name, yaxis=y_name))
         trace = go.Heatmap(z=z[p], x=x_labels, y=y_labels, xaxis=x_name, yaxis=y_name, coloraxis="coloraxis",
-                           name=escape_label(titles[p]), hovertemplate=_HOVER_ATTENTION)  # fmt: skip
+                           name=escape_label(titles[p]), hovertemplate=_HOVER_ATTENTION, hoverongaps=False)  # fmt: skip
         traces.append(trace)  # the panel title shows in the hover's side box
         x_axis, y_axis = grid.axes(p, x_name, y_name, show_x=n_k <= GRID_TICK_MAX, show_y=n_q <= GRID_TICK_MAX)
         layout["xaxis" + x_name[1:]], layout["yaxis" + y_name[1:]] = x_axis, y_axis
@@ -431,6 +479,222 @@ def attention_grid(
         shapes=shapes,
         **layout,
     )
+
+
+@dataclass(frozen=True)
+class AttentionMap:
+    """One attention matrix to draw beside others (`attention_side_by_side`); arguments as in `attention_heatmap`."""
+
+    weights: Any
+    query_tokens: Sequence[str]
+    key_tokens: Sequence[str]
+    family: str
+    title: str
+    highlight_query: int | None = None
+    masked: Any = None
+
+
+def attention_side_by_side(maps: Sequence[AttentionMap], *, title: str = "", height: int | None = None) -> go.Figure:
+    """Attention matrices side by side, each with its own tokens, on one shared 0–1 colour axis: for example the
+    three families of one layer, which change together at every step."""
+    if not maps:
+        raise ValueError("no attention maps to draw")
+    gap = 0.06
+    width = (1 - gap * (len(maps) - 1)) / len(maps)
+    traces, layout, shapes, annotations = [], {}, [], []
+    longest = 0
+    for p, m in enumerate(maps):
+        z = _as_array(m.weights, 2, "weights")
+        n_q, n_k = z.shape
+        _check_length(m.query_tokens, n_q, "query_tokens")
+        _check_length(m.key_tokens, n_k, "key_tokens")
+        longest = max(longest, n_q)
+        x_name, y_name = f"x{p + 1 if p else ''}", f"y{p + 1 if p else ''}"
+        x, y = axis_labels(m.key_tokens), axis_labels(m.query_tokens)
+        z, cells = _without_masked(z, m.masked)
+        if cells is not None:
+            traces.append(_masked_cells(cells, x, y).update(xaxis=x_name, yaxis=y_name))
+        traces.append(go.Heatmap(z=z, x=x, y=y, xaxis=x_name, yaxis=y_name, coloraxis="coloraxis", hoverongaps=False,
+                                 name=escape_label(m.title), hovertemplate=_HOVER_ATTENTION))  # fmt: skip
+        y_title, x_title = _axis_titles(m.family)
+        x0 = p * (width + gap)
+        common = {"type": "category", "showgrid": False, "automargin": True, "tickfont": {"size": 10}}
+        layout["xaxis" + x_name[1:]] = {**common, "domain": _domain(x0, x0 + width), "anchor": y_name,
+                                        "title": {"text": x_title, "font": {"size": 11}}}  # fmt: skip
+        layout["yaxis" + y_name[1:]] = {**common, "domain": [0, 1], "anchor": x_name, "autorange": "reversed",
+                                        "title": {"text": y_title, "font": {"size": 11}}}  # fmt: skip
+        annotations.append({"text": escape_label(m.title), "x": x0 + width / 2, "y": 1, "xref": "paper",
+                            "yref": "paper", "xanchor": "center", "yanchor": "bottom", "showarrow": False,
+                            "font": {"size": 12}})  # fmt: skip
+        row = _row_index(m.highlight_query, n_q)
+        if row is not None:
+            shapes.append(_highlight_row(row, n_k, xref=x_name, yref=y_name))
+    first_x, first_y = layout.pop("xaxis"), layout.pop("yaxis")
+    return _figure(
+        traces,
+        title,
+        height or _clamp(170 + 18 * longest, 260, 640),
+        xaxis=first_x,
+        yaxis=first_y,
+        coloraxis=ATTENTION_COLORAXIS,
+        annotations=annotations,
+        shapes=shapes,
+        **layout,
+    )
+
+
+# Line weights and opacities by attention weight: lines under the first bin's lower edge are not drawn.
+_LINE_BINS = ((0.05, 1.0, 0.25), (0.15, 2.0, 0.4), (0.3, 3.5, 0.6), (0.5, 5.0, 0.8), (0.75, 7.0, 0.95))
+_LINE_RGB = {"other": "33,113,181", "current": "245,133,24"}  # the blue of the heatmaps; ACCENT
+
+
+def alignment_lines(
+    weights: Any,
+    written_tokens: Sequence[str],
+    source_tokens: Sequence[str],
+    *,
+    read_tokens: Sequence[str] | None = None,
+    current: int | None = None,
+    title: str = "",
+    height: int = 380,
+) -> go.Figure:
+    """Cross-attention as an alignment: the source sentence on top, the translation below, and a line from each
+    target piece to every source piece its query attended to, thicker and darker for more weight (under 0.05:
+    no line).
+
+    Args:
+        weights: (T, S) cross-attention weights of one head or a head average.
+        written_tokens: T pieces, the piece each query row *wrote*: row t reads piece t and predicts piece t + 1,
+            so the lines of row t belong to piece t + 1 (the shift by one).
+        source_tokens: S source pieces.
+        read_tokens: T pieces, the piece each row read (the decoder's input), named on hover.
+        current: the row choosing the next piece now, drawn in the accent colour.
+    """
+    z = _as_array(weights, 2, "weights")
+    n_t, n_s = z.shape
+    _check_length(written_tokens, n_t, "written_tokens")
+    _check_length(source_tokens, n_s, "source_tokens")
+    read = list(read_tokens) if read_tokens is not None else [""] * n_t
+    _check_length(read, n_t, "read_tokens")
+    row = _row_index(current, n_t, "current")
+    xs, xt = _spread(n_s), _spread(n_t)
+
+    traces = []
+    for which in ("other", "current"):
+        rows = [t for t in range(n_t) if (t == row) == (which == "current")]
+        for b, (low, width, alpha) in enumerate(_LINE_BINS):
+            high = _LINE_BINS[b + 1][0] if b + 1 < len(_LINE_BINS) else 1.01
+            x, y = [], []
+            for t in rows:
+                for s in np.flatnonzero((z[t] >= low) & (z[t] < high)):
+                    x += [xt[t], xs[s], None]
+                    y += [0, 1, None]
+            if x:
+                color = f"rgba({_LINE_RGB[which]},{alpha})"
+                traces.append(go.Scatter(x=x, y=y, mode="lines", line={"width": width, "color": color},
+                                         hoverinfo="skip", showlegend=False))  # fmt: skip
+
+    def hover(t: int) -> str:
+        top = np.argsort(-z[t])[:3]
+        looks = "<br>".join(f"{escape_label(shorten(readable(source_tokens[s])))}: {z[t, s]:.2f}" for s in top)
+        reading = f" (its query read {escape_label(shorten(readable(read[t])))})" if read[t] else ""
+        return f"wrote {escape_label(shorten(readable(written_tokens[t])))}{reading}<br>looked at:<br>{looks}"
+
+    labels = [escape_label(shorten(readable(token), 14)) for token in written_tokens]
+    sources = [escape_label(shorten(readable(token), 14)) for token in source_tokens]
+    colors = [ACCENT if t == row else BAR_COLOR for t in range(n_t)]
+    traces.append(_token_row(xs, 1, sources, [BAR_COLOR] * n_s, "top", [f"source {s}" for s in sources]))
+    traces.append(_token_row(xt, 0, labels, colors, "bottom", [hover(t) for t in range(n_t)]))
+    return _figure(
+        traces,
+        title,
+        height,
+        xaxis={"visible": False, "range": [-0.06, 1.06]},
+        yaxis={"visible": False, "range": [-0.45, 1.45]},
+        showlegend=False,
+    )
+
+
+def _spread(n: int) -> np.ndarray:
+    """`n` evenly spaced positions across 0 … 1 (one token: the middle)."""
+    return np.array([0.5]) if n == 1 else np.linspace(0.0, 1.0, n)
+
+
+def _token_row(x: np.ndarray, y: float, labels: list[str], colors: list[str], side: str, hover: list[str]):
+    """A row of tokens (markers with their text above or below) at height `y`."""
+    return go.Scatter(
+        x=x, y=[y] * len(x), mode="markers+text", text=labels, textposition=f"{side} center",
+        marker={"size": 9, "color": colors}, textfont={"size": 12}, hovertext=hover, hoverinfo="text",
+    )  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------------------------
+# Thumbnails: every layer and head at once
+# --------------------------------------------------------------------------------------------------------
+
+
+def _colour_table(colorscale: Sequence[str], n: int = 256) -> np.ndarray:
+    """(n, 3) uint8 colours along a plotly colour scale of "rgb(r,g,b)" stops, from 0 to 1."""
+    stops = np.array([[int(v) for v in re.findall(r"\d+", c)] for c in colorscale], dtype=np.float64)
+    at = np.linspace(0, 1, len(stops))
+    return np.stack([np.interp(np.linspace(0, 1, n), at, stops[:, c]) for c in range(3)], axis=1).astype(np.uint8)
+
+
+_ATTENTION_RGB = _colour_table(ATTENTION_COLORSCALE)
+_MASKED_RGB = np.array([0xD9, 0xD9, 0xD9], dtype=np.uint8)
+_ACCENT_RGB = np.array([0xF5, 0x85, 0x18], dtype=np.uint8)
+THUMBNAIL_PX = 96  # the longer side of a thumbnail's image, before the page scales it
+
+
+def thumbnail_png(weights: Any, *, masked: Any = None, highlight_query: int | None = None) -> bytes:
+    """One attention matrix as a small PNG in the heatmaps' colours: masked cells grey, the highlighted query row
+    framed in the accent colour. Each cell is a square of whole pixels, so the page can enlarge it sharply."""
+    z = np.nan_to_num(_as_array(weights, 2, "weights"), nan=0.0)
+    n_q, n_k = z.shape
+    rgb = _ATTENTION_RGB[np.clip(np.rint(z * 255), 0, 255).astype(np.int64)]
+    cells = _mask_of(masked, z.shape)
+    if cells is not None:
+        rgb[cells] = _MASKED_RGB
+    k = _clamp(THUMBNAIL_PX // max(n_q, n_k, 1), 1, 16)
+    image = rgb.repeat(k, axis=0).repeat(k, axis=1)
+    row = _row_index(highlight_query, n_q)
+    if row is not None and k >= 3:
+        band = image[row * k : (row + 1) * k]
+        band[[0, -1], :] = _ACCENT_RGB
+        band[:, [0, -1]] = _ACCENT_RGB
+    buffer = io.BytesIO()
+    Image.fromarray(image).save(buffer, format="PNG", compress_level=1)
+    return buffer.getvalue()
+
+
+def attention_thumbnails_html(
+    weights: Any,
+    *,
+    masked: Any = None,
+    highlight_query: int | None = None,
+    selected: tuple[int, int] | None = None,
+    what: str = "attention",
+) -> str:
+    """Every layer × head of one attention family as a grid of thumbnails, one row per layer (like BertViz's
+    model view). Each is a button carrying `data-layer` and `data-head`, so a click can open it large;
+    `selected` (layer, head) is outlined. `what` names the family in the tooltips (plain text)."""
+    z = _as_array(weights, 4, "weights")
+    n_layers, n_heads = z.shape[:2]
+    name = html.escape(what)
+    parts = [f'<div class="thumbs" style="--heads: {n_heads}" role="grid" aria-label="{name}: every layer and head">',
+             '<span></span>', *(f'<span class="thumbs-head">head {h}</span>' for h in range(n_heads))]  # fmt: skip
+    for layer in range(n_layers):
+        parts.append(f'<span class="thumbs-layer">layer {layer}</span>')
+        for head in range(n_heads):
+            png = base64.b64encode(thumbnail_png(z[layer, head], masked=masked, highlight_query=highlight_query))
+            chosen = " selected" if selected == (layer, head) else ""
+            label = f"{name}, layer {layer}, head {head}: open it large"
+            parts.append(
+                f'<button class="thumb{chosen}" data-layer="{layer}" data-head="{head}" title="{label}" '
+                f'aria-label="{label}"><img alt="" src="data:image/png;base64,{png.decode()}"></button>'
+            )
+    parts.append("</div>")
+    return "".join(parts)
 
 
 # --------------------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import json
 import re
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -114,11 +115,41 @@ class ModelRegistry:
             )
         return HUB_DEFAULT, ""
 
+    def describe(self, name: str) -> ModelDescription:
+        """What the model picker says about a model: its source, its size and its measured quality
+        (`assets/models.json`; a Hub model not listed there gets a general description)."""
+        return model_descriptions().get(name) or ModelDescription(
+            label=name,
+            source=f"From the Hugging Face Hub: {name}, an opus-mt (Marian) model loaded into this project's own code.",
+            size="As its config on the Hub says; the layer and head controls show its layers and heads once loaded.",
+            quality="Not measured by this project: its authors' scores are on its model card on the Hub.",
+        )
+
     def examples(self, name: str) -> tuple[tuple[str, str], ...]:
         """(sentence, label) pairs of a model's example sentences: an untrained twin shares its model's, a Hub
         model gets en-de's. A built-in model's `examples.json` lists sentences it translates correctly and a few
         instructive failures (`"works": false` with a `"why"`), which are labelled as such."""
         return model_examples(self.folder, name)
+
+
+@dataclass(frozen=True)
+class ModelDescription:
+    """A model as the picker presents it: a one-line label, then where it comes from, its size, its quality."""
+
+    label: str
+    source: str
+    size: str
+    quality: str
+
+    def markdown(self) -> str:
+        return f"**Source.** {self.source}\n\n**Size.** {self.size}\n\n**Quality.** {self.quality}"
+
+
+@functools.cache
+def model_descriptions() -> dict[str, ModelDescription]:
+    """`assets/models.json`, by model name."""
+    entries = json.loads((ASSETS / "models.json").read_text(encoding="utf-8"))
+    return {name: ModelDescription(**entry) for name, entry in entries.items() if not name.startswith("_")}
 
 
 @functools.cache

@@ -25,6 +25,16 @@ FAMILY_NAMES = {
 HEAD_AVERAGE, ALL_HEADS = "average", "all heads"
 
 
+def presented(values: dict, state: ExplorerState) -> dict:
+    """`values` (anything, keyed by anything), with the type of the figures among them enlarged in the
+    presentation layout."""
+    if state.presentation:
+        for value in values.values():
+            if isinstance(value, go.Figure):
+                figures.enlarged(value)
+    return values
+
+
 def head_choices(n_heads: int) -> list[str]:
     return [HEAD_AVERAGE, ALL_HEADS, *(f"head {h}" for h in range(n_heads))]
 
@@ -93,36 +103,125 @@ def candidate_radio_choices(views: Views) -> list[tuple[str, str]]:
     ]
 
 
-def attention_figure(views: Views, state: ExplorerState) -> go.Figure:
-    """The selected family and layer: one head, the head average, or all heads as a grid."""
-    family, layer = state.family, state.layer
-    maps = {"encoder": views.encoder, "decoder_self": views.decoder_self, "cross": views.cross}[family][layer]
+def _family_maps(views: Views, family: str) -> torch.Tensor:
+    """(L, H, Q, K): every layer's and head's weights of one family."""
+    return {"encoder": views.encoder, "decoder_self": views.decoder_self, "cross": views.cross}[family]
+
+
+def _axes_of(views: Views, family: str) -> tuple[list[str], list[str], int | None]:
+    """The query tokens, the key tokens, and the query row choosing the next token now (None for the encoder)."""
     queries = views.source_tokens if family == "encoder" else views.target_tokens
     keys = views.target_tokens if family == "decoder_self" else views.source_tokens
-    current = None if family == "encoder" else len(views.target_tokens) - 1  # the query predicting the next token
+    current = None if family == "encoder" else len(views.target_tokens) - 1
+    return queries, keys, current
+
+
+def _heads(maps: torch.Tensor, head: int | None) -> tuple[torch.Tensor, str]:
+    """One head's (Q, K) weights, or the average of the heads, and its name."""
+    return (maps.mean(dim=0), "average of the heads") if head is None else (maps[head], f"head {head}")
+
+
+def attention_figure(views: Views, state: ExplorerState) -> go.Figure:
+    """The Attention tab's figure for its view: the selected family and layer (one head, the head average, or
+    all heads as a grid), the three families of the layer side by side, or cross-attention as alignment lines."""
+    if state.view == "families":
+        return families_figure(views, state)
+    if state.view == "alignment":
+        return alignment_figure(views, state)
+    family, layer = state.family, state.layer
+    maps = _family_maps(views, family)[layer]
+    queries, keys, current = _axes_of(views, family)
     where = f"{FAMILY_NAMES[family]}, layer {layer}"
     if state.grid:
         return figures.attention_grid(
-            maps.numpy(), queries, keys, title=f"{where}, every head", highlight_query=current, family=family
-        )
-    if state.head is None:
-        weights, which = maps.mean(dim=0), "average of the heads"
-    else:
-        weights, which = maps[state.head], f"head {state.head}"
+            maps.numpy(), queries, keys, title=f"{where}, every head", highlight_query=current, family=family,
+            masked=masked_cells(views, state, family),
+        )  # fmt: skip
+    weights, which = _heads(maps, state.head)
     return figures.attention_heatmap(
         weights.numpy(), queries, keys, title=f"{where}, {which}", highlight_query=current, family=family,
         masked=masked_cells(views, state, family),
     )  # fmt: skip
 
 
+def layer_of(views: Views, family: str, layer: int) -> int:
+    """`layer`, or the family's last layer when it has fewer (an encoder deeper than the decoder)."""
+    return min(layer, _family_maps(views, family).shape[0] - 1)
+
+
+def families_figure(views: Views, state: ExplorerState) -> go.Figure:
+    """Encoder self-attention, decoder self-attention and cross-attention of one layer, side by side."""
+    maps = []
+    for family in FAMILY_NAMES:
+        queries, keys, current = _axes_of(views, family)
+        layer = layer_of(views, family, state.layer)
+        weights, _ = _heads(_family_maps(views, family)[layer], state.head)
+        maps.append(figures.AttentionMap(
+            weights.numpy(), queries, keys, family, f"{FAMILY_NAMES[family]} (layer {layer})", current,
+            masked_cells(views, state, family),
+        ))  # fmt: skip
+    which = "average of the heads" if state.head is None else f"head {state.head}"
+    return figures.attention_side_by_side(maps, title=f"Layer {state.layer}, {which}: the three families")
+
+
+def written_tokens(views: Views) -> list[str]:
+    """The piece each decoder position wrote: position t reads piece t and predicts piece t + 1; the last one is
+    choosing now (or wrote the end token, when the translation is finished)."""
+    return [*views.target_tokens[1:], views.end_token if views.finished else "(choosing now)"]
+
+
+def alignment_figure(views: Views, state: ExplorerState) -> go.Figure:
+    """Cross-attention of the selected layer and head (or the head average) as lines between the sentences."""
+    layer = layer_of(views, "cross", state.layer)
+    weights, which = _heads(_family_maps(views, "cross")[layer], state.head)
+    return figures.alignment_lines(
+        weights.numpy(), written_tokens(views), views.source_tokens, read_tokens=views.target_tokens,
+        current=None if views.finished else -1, title=f"Cross-attention as alignment, layer {layer}, {which}",
+    )  # fmt: skip
+
+
+def attention_thumbnails(views: Views, state: ExplorerState) -> str:
+    """Every layer and head of the selected family as thumbnails (HTML); the one shown large is outlined."""
+    family = state.family
+    _, _, current = _axes_of(views, family)
+    shown = (state.layer, state.head) if state.view == "heatmap" and state.head is not None else None
+    return figures.attention_thumbnails_html(
+        _family_maps(views, family).numpy(), masked=masked_cells(views, state, family), highlight_query=current,
+        selected=shown, what=FAMILY_NAMES[family],
+    )  # fmt: skip
+
+
+WORD_START_NOTE = "`▁` marks a piece that starts a word."
+SHIFT_NOTE = (
+    "Row *t* is the position that predicts piece *t + 1*: a row attending to “sister” while it reads “Meine” is "
+    "the model about to write “Schwester”."
+)
+
+
 def attention_caption(views: Views, state: ExplorerState) -> str:
-    """What the attention heatmap shows, in plain words, for its family and the current step."""
-    word_start = "`▁` marks a piece that starts a word."
+    """What the Attention tab's figure shows, in plain words, for its view, its family and the current step."""
+    if state.view == "families":
+        return (
+            "The same layer in the three places attention happens, updating together at every step. **Left:** the "
+            "encoder's source pieces look at each other (the whole sentence at once). **Middle:** the decoder's "
+            "pieces look back at the pieces written so far (grey: hidden by the causal mask). **Right:** the "
+            f"decoder's pieces look at the source. Every row sums to 1; the outlined rows choose the next piece. "
+            f"{SHIFT_NOTE} {WORD_START_NOTE}"
+        )
+    if state.view == "alignment":
+        return (
+            "The English pieces on top, the translation below. Each line joins a piece of the translation to a "
+            "source piece its step attended to, thicker and darker for more weight (below 0.05: no line); "
+            "orange is the step choosing now. **The shift by one:** the decoder position that reads “Meine” is the "
+            "one that writes “Schwester”, so its lines are drawn from “Schwester”, the piece they helped to write "
+            "(hover a piece to see which one its query read). Middle layers often align most clearly. "
+            f"{WORD_START_NOTE}"
+        )
     if state.family == "encoder":
         return (
             "Each **row** is a source piece asking *what should I look at?* (a query); each **column** is a source "
             "piece it can look at (a key). A cell is how much of the row's attention goes to the column; every row "
-            f"sums to 1. The encoder reads the whole sentence at once, so no row is special. {word_start}"
+            f"sums to 1. The encoder reads the whole sentence at once, so no row is special. {WORD_START_NOTE}"
         )
     last = views.target_tokens[-1] if views.target_tokens else ""
     columns = (
@@ -132,10 +231,15 @@ def attention_caption(views: Views, state: ExplorerState) -> str:
     )
     return (
         f"Each **row** is a target piece the decoder has read (a query); each **column** is {columns}. Every row "
-        "sums to 1. Row *t* is the position that predicts piece *t + 1*: a row attending to “sister” while it "
-        "reads “Meine” is the model about to write “Schwester”. The **outlined row**, "
-        f"“{html.escape(last)}”, is where the model chooses the next piece now. {word_start}"
+        f"sums to 1. {SHIFT_NOTE} The **outlined row**, “{html.escape(last)}”, is where the model chooses the next "
+        f"piece now. {WORD_START_NOTE}"
     )
+
+
+THUMBNAILS_CAPTION = (
+    "**Every layer and head at once** (one row per layer) for the attention chosen above, at this step; the "
+    "outlined row in each is the position choosing the next piece. Click one to open it large above."
+)
 
 
 CANDIDATES_CAPTION = (

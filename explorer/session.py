@@ -42,6 +42,7 @@ class Views:
     predictions: list[str] = field(default_factory=list)  # the teacher-forced argmax at every target position
     source_padding: list[bool] = field(default_factory=list)  # which source positions are padding
     steps: tuple[Step, ...] = field(default=())
+    end_token: str = "</s>"  # the piece that ends a translation
 
 
 def shuffle_words(text: str, seed: int = 0) -> str:
@@ -65,7 +66,7 @@ class Explorer:
 
     def update(self, **changes) -> None:
         """Change settings; the decoding is replayed under the new ones when they affect it."""
-        view_only = {"family", "layer", "head", "grid", "tab"}
+        view_only = {"family", "layer", "head", "grid", "tab", "view", "presentation"}
         new = self.state.replace(**changes)
         if ("source" in changes or "model" in changes) and not set(changes) <= view_only:
             new = new.replace(choices=())
@@ -199,6 +200,7 @@ class Explorer:
             predictions=[tokenizer.target_piece(int(i)) for i in out.logits[0].argmax(dim=-1)],
             source_padding=[i == config.pad_id for i in src],
             steps=self.decoding.steps,
+            end_token=tokenizer.target_piece(config.eos_id),
         )
 
     def translate_to_end(self, **changes) -> tuple[str, tuple[Candidate, ...]]:

@@ -23,6 +23,7 @@ MAX_OUTPUT_TOKENS = 128
 MAX_BEAM_WIDTH = 8
 MAX_TOP_K = 1000
 STRATEGIES = ("greedy", "sampling", "beam")
+ATTENTION_VIEWS = ("heatmap", "families", "alignment")  # one family as a heatmap; the three side by side; lines
 TAB_NAME = re.compile(r"[a-z][a-z_]{0,23}")  # the page's name of a view, such as "attention" or "positions"
 
 
@@ -52,6 +53,8 @@ class ExplorerState:
     head: int | None = None  # None = the average over heads
     grid: bool = False  # show every head of the layer at once
     tab: str = "attention"  # the view open on the page (a shared link opens it)
+    view: str = "heatmap"  # how the Attention tab shows its layer (`ATTENTION_VIEWS`)
+    presentation: bool = False  # the page's layout for a projector: large type, settings folded away
 
     def __post_init__(self) -> None:
         def require(condition: bool, message: str) -> None:
@@ -81,6 +84,8 @@ class ExplorerState:
         require(all(c is None or (isinstance(c, int) and c >= 0) for c in self.choices), "invalid forced token")
         require(self.family in ATTENTION_FAMILIES, f"unknown attention family {self.family!r}")
         require(isinstance(self.tab, str) and TAB_NAME.fullmatch(self.tab) is not None, "unknown view")
+        require(self.view in ATTENTION_VIEWS, f"unknown attention view {self.view!r}")
+        require(isinstance(self.presentation, bool), "presentation must be true or false")
         require(isinstance(self.layer, int) and self.layer >= 0, "the layer must be a non-negative integer")
         require(self.head is None or (isinstance(self.head, int) and self.head >= 0), "invalid head")
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.app_bench import CHROMIUM_ARGS
+from benchmarks.app_bench import CHROMIUM_ARGS, model_option, shown_model
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
@@ -90,7 +90,7 @@ def wait_for_output_change(page, before: str) -> str:
 def test_pick_a_model(page):
     choose = page.locator("#model-select input")
     choose.click()
-    page.get_by_role("option", name="numbers-de", exact=True).click()
+    model_option(page, "numbers-de").click()
     page.wait_for_function("() => document.querySelector('#source-pieces').innerText.includes('</s>')")
     # issue 13: the English example is no sentence for numbers-de: its own first example replaces it, and why
     page.wait_for_function("() => document.querySelector('#source-text textarea').value === 'twenty-one'")
@@ -143,15 +143,17 @@ PLOT_WIDTH = """selector => {
 def test_a_plot_redrawn_while_its_tab_is_hidden_fills_its_width_when_shown(page):
     """Issue 13: Step on another tab redraws the heatmap hidden; it came back at Plotly's 700 px."""
     page.get_by_role("tab", name="Positions").click()
-    before = output(page)
+    rows = "() => document.querySelector('#attention-plot .js-plotly-plot').data[0].y.length"
+    before, n_rows = output(page), page.evaluate(rows)
     page.locator("#step-btn").click()
     wait_for_output_change(page, before)
-    page.wait_for_timeout(1_000)  # the heatmap is redrawn while hidden (at Plotly's default 700 px, without the fix)
+    page.wait_for_timeout(1_000)  # the heatmap was redrawn while hidden (at Plotly's default 700 px, before the fix)
     page.get_by_role("tab", name="Attention").click()
     page.wait_for_function(
         f"() => {{ const [svg, box] = ({PLOT_WIDTH})('#attention-plot'); return Math.abs(svg - box) <= 2; }}",
         timeout=5_000,
     )
+    page.wait_for_function(f"n => ({rows})() === n + 1", arg=n_rows)  # and it shows the step taken meanwhile
     page.locator("#back-btn").click()  # back to one step, where the next test starts
     wait_for_output_change(page, output(page))
 
@@ -233,7 +235,7 @@ def test_a_shared_link_restores_the_view(page, app_url):
     other.wait_for_function(
         "expected => (document.querySelector('#output-text textarea') || {}).value === expected", arg=expected
     )
-    assert other.locator("#model-select input").input_value() == "numbers-de"
+    assert shown_model(other) == "numbers-de"
     assert other.get_by_role("tab", name="Positions").get_attribute("aria-selected") == "true"
     other.wait_for_selector("#pe-plot .js-plotly-plot")
     shot(other, "restored-link")
@@ -269,10 +271,10 @@ def test_clicking_an_example_translates_it(page):
 def test_an_unreachable_hub_model_gives_a_message_and_the_app_keeps_working(page):
     choose = page.locator("#model-select input")
     choose.click()
-    page.get_by_role("option", name="Helsinki-NLP/opus-mt-en-de").click()
+    model_option(page, "Helsinki-NLP/opus-mt-en-de").click()
     page.wait_for_function("() => document.querySelector('#status').innerText.includes('cannot download')")
     assert "opus-mt-en-de" in page.locator("#status").inner_text()
-    page.wait_for_function("() => document.querySelector('#model-select input').value === 'numbers-de'")
+    page.wait_for_function("() => document.querySelector('#model-select input').value.startsWith('numbers-de ·')")
     if output(page):  # back to the start; Reset and Step may run at the same time, so Step once it is applied
         page.locator("#reset-btn").click()
         page.wait_for_function("() => document.querySelector('#output-text textarea').value === ''")
@@ -297,6 +299,121 @@ def test_every_figure_has_plotlys_download_button(page):
     assert page.locator("#attention-plot .modebar-btn[data-title*='Download']").count() == 1
 
 
+ROWS = (  # the weights' heatmaps of the attention figure (not the grey layers of masked cells)
+    "() => document.querySelector('#attention-plot .js-plotly-plot').data.filter(t => t.type === 'heatmap' && "
+    "t.coloraxis)"
+)
+
+
+def thumbnail(page, layer: int, head: int):
+    return page.locator(f"#attention-thumbnails button[data-layer='{layer}'][data-head='{head}']")
+
+
+def test_every_layer_and_head_at_a_glance_and_one_opens_large(page):
+    """Issue 13: every layer × head of the family as thumbnails, updated at each step; a click opens one large."""
+    page.get_by_role("tab", name="Attention").click()
+    layers = int(page.locator("#attention-layer input[type=range]").get_attribute("max")) + 1
+    assert page.locator("#attention-thumbnails button.thumb").count() == layers * 4  # the built-in models: 4 heads
+    if output(page):  # from the start, so that Step has a step to take
+        page.locator("#reset-btn").click()
+        page.wait_for_function("() => document.querySelector('#output-text textarea').value === ''")
+    image = "() => document.querySelector(\"#attention-thumbnails button[data-layer='1'] img\").src"
+    before_image = page.evaluate(image)
+    page.locator("#step-btn").click()
+    wait_for_output_change(page, "")
+    page.wait_for_function(f"before => ({image})() !== before", arg=before_image)  # they follow the step
+    thumbnail(page, 1, 2).click()
+    page.wait_for_function("() => document.querySelector('#head input').value === 'head 2'")
+    page.wait_for_function(
+        "() => document.querySelector('#attention-plot .gtitle').textContent.endsWith('layer 1, head 2')"
+    )
+    assert page.locator("#attention-layer input[type=number]").input_value() == "1"
+    page.wait_for_function(
+        "() => document.querySelector(\"#attention-thumbnails button[data-layer='1'][data-head='2']\")"
+        ".classList.contains('selected')"
+    )
+    assert page.locator("#attention-thumbnails button.selected").count() == 1
+    shot(page, "thumbnails")
+
+
+def test_the_three_families_of_a_layer_side_by_side_step_together(page):
+    page.locator("#attention-view").get_by_text("three families side by side").click()
+    page.wait_for_function(f"() => ({ROWS})().length === 3")
+    rows = page.evaluate(f"() => ({ROWS})().map(t => t.y.length)")
+    source_rows, target_rows = rows[0], rows[1]
+    assert rows[2] == target_rows  # cross-attention: one row per target piece, like decoder self-attention
+    assert page.locator("#attention-plot").inner_text().count("(layer 1)") == 3
+    assert "three places" in page.locator("#attention-caption").inner_text()
+    before = output(page)
+    page.locator("#step-btn").click()
+    wait_for_output_change(page, before)
+    page.wait_for_function(
+        f"n => {{ const r = ({ROWS})().map(t => t.y.length); return r[1] === n + 1 && r[2] === n + 1; }}",
+        arg=target_rows,
+    )
+    assert page.evaluate(f"() => ({ROWS})()[0].y.length") == source_rows  # the encoder's rows stay
+    shot(page, "three-families")
+
+
+def test_cross_attention_as_alignment_lines(page):
+    page.locator("#attention-view").get_by_text("alignment lines").click()
+    lines = "() => document.querySelector('#attention-plot .js-plotly-plot').data.filter(t => t.mode === 'lines')"
+    page.wait_for_function(f"() => ({lines})().length > 0")
+    assert "(choosing now)" in page.locator("#attention-plot").inner_text()  # the step choosing now, shifted by one
+    assert "The shift by one" in page.locator("#attention-caption").inner_text()
+    shot(page, "alignment")
+    page.locator("#attention-view").get_by_text("one family").click()
+    page.wait_for_function(f"() => ({ROWS})().length === 1")
+
+
+ON_SCREEN = """ids => ids.map(id => {
+    const r = document.querySelector(id).getBoundingClientRect();
+    return [id, r.top >= 0 && r.bottom <= innerHeight && r.left >= 0 && r.right <= innerWidth && r.height > 0];
+})"""
+
+
+def test_the_presentation_layout_holds_a_step_on_one_1024x768_screen(page, app_url):
+    """Issue 13: with the switch on, the sentence, the buttons, the output and the heatmap are visible without
+    scrolling at 1024×768, in large type, the settings folded away; a shared link remembers the layout."""
+    small = page.context.browser.new_page(viewport={"width": 1024, "height": 768})
+    small.goto(app_url)
+    small.wait_for_selector("#attention-plot .js-plotly-plot")
+    size = "() => parseFloat(getComputedStyle(document.querySelector('#output-text textarea')).fontSize)"
+    normal_size = small.evaluate(size)
+    assert small.locator("#strategy").is_visible()
+    small.locator("#presentation input").check()
+    small.wait_for_function("() => document.body.classList.contains('presentation')")
+    small.locator("#step-btn").click()
+    wait_for_output_change(small, "")
+    small.wait_for_timeout(1_000)  # the figures are drawn again, in large type
+    elements = ["#source-text", "#step-btn", "#back-btn", "#run-btn", "#reset-btn", "#output-text",
+                "#attention-plot .main-svg"]  # fmt: skip
+    assert all(shown for _, shown in small.evaluate(ON_SCREEN, elements)), small.evaluate(ON_SCREEN, elements)
+    assert small.evaluate("() => scrollY") == 0
+    assert small.evaluate(size) >= 20 > normal_size
+    assert not small.locator("#strategy").is_visible()  # the decoding settings are folded away
+    font = "() => parseFloat(document.querySelector('#attention-plot .xtick text').style.fontSize)"
+    assert small.evaluate(font) >= 16  # the figures' type is larger too
+    shot(small, "presentation-1024")
+    small.locator("#views button[aria-label='More tabs']").click()  # the tabs that do not fit are in a menu
+    small.locator("#views .overflow-dropdown").get_by_text("Share", exact=True).click()
+    link = small.locator("#share-link a").get_attribute("href")
+    small.goto(app_url + link)
+    small.wait_for_function("() => document.body.classList.contains('presentation')")
+    assert small.locator("#presentation input").is_checked()
+    small.close()
+
+
+def test_the_model_picker_says_what_each_model_is(page):
+    page.locator("#model-select input").click()
+    option = model_option(page, "en-de").inner_text()
+    assert "parameters" in option and "chrF" in option
+    page.keyboard.press("Escape")
+    page.locator("#model-about-box").get_by_text("About this model").click()
+    about = page.locator("#model-about").inner_text()
+    assert "Source." in about and "Size." in about and "Quality." in about and "parameters" in about
+
+
 INJECTION = (
     "<img src=x onerror=\"window.__pwned='img'\"> <script>window.__pwned='script'</script> "
     "[link](javascript:window.__pwned='link') <b>bold</b> $\\href{javascript:alert(1)}{x}$ **stars**"
@@ -308,8 +425,8 @@ def test_markup_typed_by_a_user_is_shown_as_text_and_never_runs(page):
     page.get_by_role("tab", name="Attention").click()
     choose = page.locator("#model-select input")
     choose.click()
-    page.get_by_role("option", name="en-de", exact=True).click()
-    page.wait_for_function("() => document.querySelector('#model-select input').value === 'en-de'")
+    model_option(page, "en-de").click()
+    page.wait_for_function("() => document.querySelector('#model-select input').value.startsWith('en-de ·')")
     source = page.locator("#source-text textarea")
     source.fill(INJECTION)
     source.press("Enter")

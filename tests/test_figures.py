@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from types import SimpleNamespace
@@ -466,3 +467,96 @@ def test_masked_cells_are_grey_and_say_so_not_a_learned_zero():
     assert len(plain.data) == 1  # nothing masked: no grey layer
     with pytest.raises(ValueError, match="masked"):
         figures.attention_heatmap(weights, ["a", "b"], ["a", "b"], masked=np.zeros((3, 2), dtype=bool))
+
+
+# ---- issue 13: every head at a glance, three families, alignment, presentation -----------------------------
+
+
+def test_the_all_heads_grid_shows_masked_cells_grey_in_every_panel():
+    weights = np.full((2, 3, 3), 1 / 3, dtype=np.float32)
+    masked = np.triu(np.ones((3, 3), dtype=bool), 1)
+    figure = figures.attention_grid(weights, list("abc"), list("abc"), family="decoder_self", masked=masked)
+    grey = [t for t in figure.data if t.name == "masked"]
+    weights_traces = [t for t in figure.data if t.name != "masked"]
+    assert len(grey) == len(weights_traces) == 2
+    assert {t.xaxis for t in grey} == {t.xaxis for t in weights_traces} == {"x", "x2"}
+    for trace in weights_traces:  # a gap where masked, so the grey shows through
+        assert np.isnan(trace.z[0, 2]) and not np.isnan(trace.z[2, 0])
+    assert "masked" in grey[0].hovertemplate
+
+
+def test_side_by_side_maps_keep_their_own_tokens_and_share_one_colour_axis():
+    maps = [
+        figures.AttentionMap(np.eye(3), list("abc"), list("abc"), "encoder", "encoder self-attention"),
+        figures.AttentionMap(
+            np.tril(np.ones((2, 2))) / 2,
+            ["<s>", "x"],
+            ["<s>", "x"],
+            "decoder_self",
+            "decoder",
+            highlight_query=-1,
+            masked=np.triu(np.ones((2, 2), dtype=bool), 1),
+        ),
+        figures.AttentionMap(np.full((2, 3), 1 / 3), ["<s>", "x"], list("abc"), "cross", "cross", highlight_query=-1),
+    ]
+    figure = figures.attention_side_by_side(maps, title="Layer 0")
+    heatmaps = [t for t in figure.data if t.name != "masked"]
+    assert [t.z.shape for t in heatmaps] == [(3, 3), (2, 2), (2, 3)]
+    assert {t.coloraxis for t in heatmaps} == {"coloraxis"} and figure.layout.coloraxis.cmax == 1
+    assert [a.text for a in figure.layout.annotations] == ["encoder self-attention", "decoder", "cross"]
+    assert len(figure.layout.shapes) == 2  # the current row of the two decoder maps
+    domains = [figure.layout.xaxis.domain, figure.layout.xaxis2.domain, figure.layout.xaxis3.domain]
+    assert all(a[1] < b[0] for a, b in itertools.pairwise(domains))  # side by side, not overlapping
+    assert figure.layout.yaxis.title.text == "query (source token)" and "target" in figure.layout.yaxis2.title.text
+
+
+def test_alignment_lines_join_each_written_piece_to_the_source_pieces_it_attended_to():
+    weights = np.array([[0.9, 0.06, 0.04], [0.02, 0.18, 0.8]], dtype=np.float32)
+    figure = figures.alignment_lines(weights, ["Hallo", "(choosing now)"], ["hello", "my", "friend"], current=-1,
+                                     read_tokens=["<s>", "Hallo"])  # fmt: skip
+    lines = [t for t in figure.data if t.mode == "lines"]
+    segments = sum(len(t.x) // 3 for t in lines)
+    assert segments == 4  # every weight of at least 0.05: 0.9, 0.06, 0.18, 0.8 (0.04 and 0.02 draw no line)
+    assert any("245,133,24" in t.line.color and t.line.width == 7.0 for t in lines)  # 0.8, the step now: orange
+    assert any("33,113,181" in t.line.color and t.line.width == 7.0 for t in lines)  # 0.9, an earlier step: blue
+    assert any("245,133,24" in t.line.color and t.line.width == 2.0 for t in lines)  # 0.18: thinner
+    source_row, target_row = (t for t in figure.data if t.mode == "markers+text")
+    assert list(source_row.text) == ["hello", "my", "friend"] and set(source_row.y) == {1}
+    assert list(target_row.text) == ["Hallo", "(choosing now)"] and set(target_row.y) == {0}
+    assert "its query read &lt;s&gt;" in target_row.hovertext[0] and "hello: 0.90" in target_row.hovertext[0]
+
+
+def test_a_thumbnail_is_the_heatmap_in_whole_pixels_with_masks_grey_and_the_current_row_framed():
+    from io import BytesIO
+
+    from PIL import Image
+
+    weights = np.array([[1.0, 0.0], [0.5, 0.5]], dtype=np.float32)
+    masked = np.array([[False, True], [False, False]])
+    image = np.asarray(Image.open(BytesIO(figures.thumbnail_png(weights, masked=masked, highlight_query=1))))
+    k = image.shape[0] // 2  # pixels per cell
+    assert image.shape == (2 * k, 2 * k, 3) and k >= 3
+    assert tuple(image[k // 2, k // 2]) == (8, 48, 107)  # weight 1: the darkest blue of the heatmaps
+    assert tuple(image[k // 2, k + k // 2]) == (0xD9, 0xD9, 0xD9)  # masked: grey, not the white of a 0
+    assert tuple(image[k, 0]) == (0xF5, 0x85, 0x18) and tuple(image[2 * k - 1, k]) == (0xF5, 0x85, 0x18)  # frame
+    assert tuple(image[k + k // 2, k // 2]) == tuple(image[k + k // 2, k + k // 2])  # 0.5 and 0.5: one colour
+
+
+def test_the_thumbnails_are_one_button_per_layer_and_head_and_escape_their_labels():
+    weights = np.full((2, 3, 2, 2), 0.5, dtype=np.float32)
+    page = figures.attention_thumbnails_html(weights, selected=(1, 2), what="<b>cross</b>")
+    buttons = re.findall(r'<button class="thumb( selected)?" data-layer="(\d)" data-head="(\d)"', page)
+    assert [(int(layer), int(head)) for _, layer, head in buttons] == [(lay, h) for lay in range(2) for h in range(3)]
+    assert [bool(sel) for sel, *_ in buttons].count(True) == 1 and buttons[5][0]  # layer 1, head 2 is outlined
+    assert "<b>" not in page and "&lt;b&gt;cross&lt;/b&gt;, layer 0, head 0" in page
+    assert page.count("data:image/png;base64,") == 6
+
+
+def test_enlarged_figures_have_larger_type_and_room_for_it():
+    figure = figures.attention_grid(np.full((2, 3, 3), 1 / 3), list("abc"), list("abc"), title="t")
+    height, title_size = figure.layout.height, figure.layout.title.font.size
+    panel_title, ticks = figure.layout.annotations[0].font.size, figure.layout.xaxis.tickfont.size
+    figures.enlarged(figure, by=1.5)
+    assert figure.layout.height == round(height * 1.5) and figure.layout.title.font.size == round(title_size * 1.5)
+    assert figure.layout.font.size == 18 and figure.layout.annotations[0].font.size == round(panel_title * 1.5)
+    assert figure.layout.xaxis.tickfont.size == round(ticks * 1.5)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -177,3 +178,18 @@ def test_the_app_opens_on_the_cached_opus_mt_offline(tmp_path):
     env["HF_HUB_CACHE"] = str(tmp_path / "empty")
     opened = subprocess.run([sys.executable, "-c", show], cwd=root, env=env, capture_output=True, text=True)
     assert opened.stdout.strip().splitlines()[-1] == "en-de", opened.stderr[-2000:]
+
+
+def test_the_model_picker_describes_every_built_in_model_with_the_figures_of_its_card():
+    """Issue 13: source, size and measured quality; the numbers are those of the model card."""
+    registry = ModelRegistry(CHECKPOINTS)
+    for name in registry.builtin:
+        about = registry.describe(name)
+        assert about.label.startswith(f"{name} · ") and about.source and about.size and about.quality
+        card = (CHECKPOINTS / name / "MODEL_CARD.md").read_text(encoding="utf-8")
+        twin_of = name.removesuffix("-untrained")
+        card += (CHECKPOINTS / twin_of / "MODEL_CARD.md").read_text(encoding="utf-8")
+        for number in re.findall(r"\d[\d,]*\.\d+|\d{1,3}(?:,\d{3})+", about.size + about.quality):
+            assert number in card, f"{name}: {number} is not in its model card"
+    unknown = registry.describe("Helsinki-NLP/opus-mt-en-it")
+    assert "Helsinki-NLP/opus-mt-en-it" in unknown.source and "**Quality.**" in unknown.markdown()

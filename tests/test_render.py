@@ -164,3 +164,60 @@ def test_the_walkthroughs_masks_section_shows_the_masked_cells(explorer):
     assert masks.data[0].name == "masked" and "causal mask on" in masks.layout.title.text
     unmasked = walkthrough.walkthrough(Explorer(explorer.registry, explorer.state.replace(causal_mask=False)))[3]
     assert len(unmasked.data) == 1  # the causal mask off: no grey layer
+
+
+# ---- issue 13: the Attention tab's views --------------------------------------------------------------------
+
+
+def test_the_three_families_view_shows_one_layer_in_every_family(explorer):
+    views = explorer.views()
+    figure = render.attention_figure(views, explorer.state.replace(view="families", layer=1, head=3))
+    heatmaps = [t for t in figure.data if t.name != "masked"]
+    assert [t.z.shape for t in heatmaps] == [
+        tuple(views.encoder.shape[2:]), tuple(views.decoder_self.shape[2:]), tuple(views.cross.shape[2:])
+    ]  # fmt: skip
+    np.testing.assert_allclose(heatmaps[2].z, views.cross[1, 3].numpy())
+    assert any(t.name == "masked" for t in figure.data)  # the causal mask, grey
+    assert "layer 1, head 3" in figure.layout.title.text.lower()
+    caption = render.attention_caption(views, explorer.state.replace(view="families"))
+    assert "three places" in caption
+
+
+def test_the_alignment_view_draws_the_written_piece_shifted_by_one(explorer):
+    views = explorer.views()
+    written = render.written_tokens(views)
+    assert written[:-1] == views.target_tokens[1:] and written[-1] == "(choosing now)"
+    figure = render.alignment_figure(views, explorer.state.replace(view="alignment", layer=1))
+    target_row = [t for t in figure.data if t.mode == "markers+text"][1]
+    assert len(target_row.text) == len(views.target_tokens)
+    assert "layer 1, average of the heads" in figure.layout.title.text
+    assert "shift by one" in render.attention_caption(views, explorer.state.replace(view="alignment"))
+    finished = Explorer(explorer.registry, explorer.state.replace(choices=()))
+    for _ in finished.run():
+        pass
+    assert render.written_tokens(finished.views())[-1] == "</s>"
+
+
+def test_the_thumbnails_cover_every_layer_and_head_and_outline_the_one_shown(explorer):
+    views, config = explorer.views(), explorer.checkpoint.model.config
+    page = render.attention_thumbnails(views, explorer.state.replace(layer=1, head=2))
+    assert page.count('<button class="thumb') == config.n_layers("cross") * config.n_heads
+    assert 'class="thumb selected" data-layer="1" data-head="2"' in page
+    assert "selected" not in render.attention_thumbnails(views, explorer.state)  # the average: no single head
+
+
+def test_figures_grow_only_in_the_presentation_layout(explorer):
+    views = explorer.views()
+    plain, large = (render.attention_figure(views, explorer.state) for _ in range(2))
+    assert render.presented({"plot": plain}, explorer.state)["plot"].layout.font.size == 12
+    render.presented({"plot": large, "text": "unchanged"}, explorer.state.replace(presentation=True))
+    assert large.layout.font.size > 12 and large.layout.height > plain.layout.height
+
+
+def test_a_state_names_its_attention_view_and_layout_and_a_link_keeps_them():
+    state = ExplorerState(model="numbers-de", source="twenty-one", view="alignment", presentation=True)
+    assert ExplorerState.from_link(state.to_link()) == state
+    with pytest.raises(ExplorerError, match="attention view"):
+        ExplorerState(view="sideways")
+    with pytest.raises(ExplorerError, match="presentation"):
+        ExplorerState(presentation="yes")

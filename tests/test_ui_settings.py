@@ -13,7 +13,7 @@ from ui.settings import RESTORED, Settings, restored_values, settle
 
 CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
 PAGE_DEFAULTS = ("numbers-de", "twenty-one", "greedy", 1.0, 0, 1.0, 0, 4, 64, True, True, True, 0, [], "cross", 0,
-                 "average")  # fmt: skip
+                 "average", "heatmap", False)  # fmt: skip
 
 
 @pytest.fixture(scope="module")

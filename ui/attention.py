@@ -1,4 +1,6 @@
-"""The Attention tab: one attention family, layer and head (or the head average, or every head) as a heatmap."""
+"""The Attention tab: one attention family, layer and head (or the head average, or every head) as a heatmap, the
+three families of a layer side by side, or cross-attention as alignment lines; and every layer × head of the
+family as thumbnails, which open large when clicked."""
 
 from __future__ import annotations
 
@@ -11,30 +13,49 @@ from explorer import render
 
 from .panel import Panel as Base
 from .panel import Refresh
+from .runtime import QUICK
+
+VIEWS = [("one family", "heatmap"), ("three families side by side", "families"), ("alignment lines", "alignment")]
+
+# A click on a thumbnail sends the gradio `select` event with [layer, head] as its index.
+THUMBNAIL_CLICK_JS = """
+element.addEventListener("click", (event) => {
+    const thumb = event.target.closest("button[data-layer]");
+    if (!thumb) return;
+    trigger("select", {index: [Number(thumb.dataset.layer), Number(thumb.dataset.head)], value: thumb.title});
+});
+"""
 
 
 class Panel(Base):
+    tab = "attention"
+
     def __init__(self, page):
         super().__init__(page)
-        with page.tab("Attention", "attention"):
+        with page.tab("Attention", self.tab):
             with gr.Row():
                 self.family = page.setting("family", gr.Radio(
                     [(name, key) for key, name in render.FAMILY_NAMES.items()], value="cross",
-                    label="Attention", elem_id="attention-family",
+                    label="Attention", elem_id="attention-family", scale=2,
                 ))  # fmt: skip
                 self.layer = page.setting("layer", gr.Slider(0, 5, value=0, step=1, label="Layer",
                                                              elem_id="attention-layer"))  # fmt: skip
                 self.head = page.setting("head", gr.Dropdown(render.head_choices(4), value=render.HEAD_AVERAGE,
                                                              label="Head", elem_id="head"))  # fmt: skip
+                self.view = page.setting("view", gr.Radio(VIEWS, value="heatmap", label="Show",
+                                                          elem_id="attention-view", scale=2))  # fmt: skip
             self.plot = gr.Plot(show_label=False, elem_id="attention-plot")
             self.caption = gr.Markdown(elem_id="attention-caption", elem_classes="caption")
-        self.outputs = [self.plot, self.layer, self.head, self.caption]
+            gr.Markdown(render.THUMBNAILS_CAPTION, elem_classes="caption", elem_id="thumbnails-caption")
+            self.thumbnails = gr.HTML(elem_id="attention-thumbnails", js_on_load=THUMBNAIL_CLICK_JS)
+        self.outputs = [self.plot, self.layer, self.head, self.caption, self.thumbnails]
 
     def refresh(self, frame: Refresh) -> dict[Component, Any]:
         state = frame.state
         updates: dict[Component, Any] = {
             self.plot: render.attention_figure(frame.views, state),
             self.caption: render.attention_caption(frame.views, state),
+            self.thumbnails: render.attention_thumbnails(frame.views, state),
         }
         if not frame.light:  # the model's layers and heads, for a new model or family
             config = frame.explorer.checkpoint.model.config
@@ -43,7 +64,16 @@ class Panel(Base):
         return updates
 
     def cleared(self, message: str) -> dict[Component, Any]:
-        return {self.plot: None}
+        return {self.plot: None, self.thumbnails: ""}
 
     def wire(self) -> None:
-        self.page.on_input(self.family, self.layer, self.head)
+        page = self.page
+        page.on_input(self.family, self.layer, self.head, self.view)
+        self.thumbnails.select(
+            self.open_large, None, [self.layer, self.head, self.view], api_visibility="private", **QUICK
+        ).then(page.apply, page.inputs, page.outputs, api_visibility="private")
+
+    def open_large(self, event: gr.SelectData) -> dict[Component, Any]:
+        """A thumbnail was clicked: show its layer and head, large, as one heatmap."""
+        layer, head = (int(i) for i in event.index)
+        return {self.layer: layer, self.head: f"head {head}", self.view: "heatmap"}

@@ -18,9 +18,11 @@ NO_STEP = f"Press **Step** or **Run**: {TREE}"
 
 
 class Panel(Base):
+    tab = "beam"
+
     def __init__(self, page):
         super().__init__(page)
-        with page.tab("Beam search", "beam"):
+        with page.tab("Beam search", self.tab):
             self.hint = gr.Markdown(NOT_BEAM, elem_id="beam-hint")
             self.plot = gr.Plot(show_label=False, elem_id="beam-plot", visible=False)
             self.caption = gr.Markdown(render.BEAM_CAPTION, elem_classes="caption", visible=False)

@@ -21,20 +21,23 @@ from .runtime import QUICK, lock_of, run_gpu
 class Panel(Base):
     def __init__(self, page):
         super().__init__(page)
-        with gr.Row():
-            strategy = gr.Radio(["greedy", "sampling", "beam"], value="greedy", label="Decoding", elem_id="strategy")
-            max_tokens = gr.Slider(1, MAX_OUTPUT_TOKENS, value=64, step=1, label="Max output tokens")
-        with gr.Accordion("Sampling and beam settings", open=False), gr.Row():
-            temperature = gr.Slider(0.05, 3.0, value=1.0, step=0.05, label="Temperature")
-            top_k = gr.Slider(0, 100, value=0, step=1, label="Top-k (0 = all)")
-            top_p = gr.Slider(0.05, 1.0, value=1.0, step=0.05, label="Top-p")
-            seed = gr.Number(0, precision=0, minimum=0, label="Seed")
-            beam_width = gr.Slider(1, MAX_BEAM_WIDTH, value=4, step=1, label="Beam width")
+        # Folded away in the presentation layout (`wire`).
+        with gr.Accordion("Decoding settings", open=True, elem_id="decoding-settings") as self.settings_box:
+            with gr.Row():
+                strategy = gr.Radio(["greedy", "sampling", "beam"], value="greedy", label="Decoding",
+                                    elem_id="strategy")  # fmt: skip
+                max_tokens = gr.Slider(1, MAX_OUTPUT_TOKENS, value=64, step=1, label="Max output tokens")
+            with gr.Accordion("Sampling and beam settings", open=False), gr.Row():
+                temperature = gr.Slider(0.05, 3.0, value=1.0, step=0.05, label="Temperature")
+                top_k = gr.Slider(0, 100, value=0, step=1, label="Top-k (0 = all)")
+                top_p = gr.Slider(0.05, 1.0, value=1.0, step=0.05, label="Top-p")
+                seed = gr.Number(0, precision=0, minimum=0, label="Seed")
+                beam_width = gr.Slider(1, MAX_BEAM_WIDTH, value=4, step=1, label="Beam width")
         self.settings = {"strategy": strategy, "max_output_tokens": max_tokens, "temperature": temperature,
                          "top_k": top_k, "top_p": top_p, "seed": seed, "beam_width": beam_width}  # fmt: skip
         for name, component in self.settings.items():
             page.setting(name, component)
-        with gr.Row():
+        with gr.Row(elem_id="step-buttons"):
             self.step_btn = gr.Button("Step", variant="primary", elem_id="step-btn")
             self.run_btn = gr.Button("Run", elem_id="run-btn")
             self.back_btn = gr.Button("Back", elem_id="back-btn")
@@ -89,6 +92,9 @@ class Panel(Base):
                                        concurrency_id="long", concurrency_limit=runtime.LONG_CONCURRENCY)  # fmt: skip
         self.stop_btn.click(None, None, None, cancels=[run_event], api_visibility="private")
         page.on_input(*self.settings.values())
+        presentation = page.controls["presentation"]  # on: the settings fold away, off: they open again
+        presentation.change(lambda on: gr.Accordion(open=not on), presentation, self.settings_box,
+                            api_visibility="private", queue=False)  # fmt: skip
         self.force_choice.input(self.force_candidate, [page.explorer, self.force_choice, *page.inputs[1:]],
                                 page.outputs, **QUICK)  # fmt: skip
         self.force_text.submit(self.force_typed, [page.explorer, self.force_text, *page.inputs[1:]], page.outputs,

@@ -21,9 +21,11 @@ COMPARE_HINT = (
 
 
 class Panel(Base):
+    tab = "masks"
+
     def __init__(self, page):
         super().__init__(page)
-        with page.tab("Masks and heads", "masks"):
+        with page.tab("Masks and heads", self.tab):
             with gr.Row():
                 causal = gr.Checkbox(True, label="Causal mask (decoder sees only the past)", elem_id="causal-mask")
                 padding = gr.Checkbox(True, label="Source padding mask", elem_id="padding-mask")

@@ -16,9 +16,10 @@ import gradio as gr
 from gradio.components import Component
 
 from explorer import Explorer, ExplorerError, ModelRegistry
+from explorer.render import presented
 
-from . import api, attention, beam, decoding, masks, positions, sentence, share, twins, walkthrough
-from .panel import Panel, Refresh
+from . import api, attention, beam, decoding, masks, positions, presentation, sentence, share, twins, walkthrough
+from .panel import Panel, Refresh, escaped
 from .runtime import QUICK, Blocks, lock_of, run_gpu
 from .settings import Settings, settle
 
@@ -32,12 +33,6 @@ FIT_PLOTS_JS = """() => {
     requestAnimationFrame(() => requestAnimationFrame(fit));
     setTimeout(fit, 250);
 }"""
-
-
-INTRODUCTION = (
-    "# Transformer Explorer\nType a sentence, then **Step** through the translation token by token and look "
-    "inside: every layer's and head's attention, the next-token probabilities, masks, heads, positions."
-)
 
 
 class Page:
@@ -93,8 +88,46 @@ class Page:
         frame = Refresh(explorer, explorer.views(), message, light)
         updates = {self.explorer: explorer}
         for panel in self.panels:
+            if light and not self.shown(panel, explorer.state.tab):
+                continue  # drawn when its tab opens (`opened`)
             updates.update(panel.refresh(frame))
-        return updates
+        return presented(updates, explorer.state)
+
+    @staticmethod
+    def shown(panel: Panel, tab: str) -> bool:
+        """Whether `panel` is drawn while the tab `tab` is open."""
+        return panel.tab in (None, tab) or panel.refresh_hidden
+
+    def opened(self, key: str) -> Callable[..., dict]:
+        """A handler for opening the tab `key`: the state (and so the link) remembers it, unless its panel is not
+        `remembered`, and the tab's panels are drawn for the user's current step."""
+        in_tab = [panel for panel in self.panels if panel.tab == key]
+        remembered = all(panel.remembered for panel in in_tab)
+
+        def handler(explorer) -> dict[Component, Any]:
+            if not isinstance(explorer, Explorer):  # nothing to draw yet (an empty dict is no answer to gradio)
+                return {self.explorer: gr.skip()}
+            try:
+                with lock_of(explorer):
+                    if remembered:
+                        explorer.update(tab=key)
+                    frame = Refresh(explorer, explorer.views(), "", light=False)
+                    updates: dict[Component, Any] = {self.explorer: explorer}
+                    for panel in self.panels:
+                        if panel.tab == key or panel.refresh_hidden:
+                            updates.update(panel.refresh(frame))
+                    return presented(updates, explorer.state)
+            except ExplorerError as error:
+                return {self.explorer: explorer, self.status: escaped(str(error))}
+
+        return run_gpu(handler)
+
+    def wire_tabs(self) -> None:
+        """Opening a tab draws it (`opened`)."""
+        for key, tab in self.tab_by_key.items():
+            drawn = [panel for panel in self.panels if panel.tab == key or panel.refresh_hidden]
+            outputs = [self.explorer, self.status, *(c for panel in drawn for c in panel.outputs)]
+            tab.select(self.opened(key), self.explorer, outputs, api_visibility="private", **QUICK)
 
     def action(self, act: Callable[[Explorer], str | None], *, moves: bool = False) -> Callable[..., dict]:
         """A handler of (explorer, *settings values): settle the settings, then `act` (which may return a
@@ -139,8 +172,8 @@ class Page:
                 with lock_of(explorer):
                     explorer, _ = self.settled(explorer, settings)
                     if hold:
-                        return compute(explorer, *extra)
-                return compute(explorer, *extra)
+                        return presented(compute(explorer, *extra), explorer.state)
+                return presented(compute(explorer, *extra), explorer.state)
             except ExplorerError as error:
                 return failed(error)
 
@@ -151,11 +184,11 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
     """The whole page: the introduction, the sentence and decoding panels, the tabs, and the `/translate` API."""
     with Blocks(title="Transformer Explorer") as demo:
         page = Page(registry, demo)
-        gr.Markdown(INTRODUCTION)
-        page.panels = [sentence.Panel(page), decoding.Panel(page)]
+        page.panels = [presentation.Panel(page), sentence.Panel(page), decoding.Panel(page)]
         with gr.Tabs(elem_id="views") as page.tabs:
             page.panels += [tab(page) for tab in TABS]
         for panel in page.panels:
             panel.wire()
+        page.wire_tabs()
         gr.api(run_gpu(api.make_translate(registry)), api_name="translate")
     return demo

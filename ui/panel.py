@@ -35,7 +35,17 @@ class Refresh:
 
 
 class Panel:
-    """A part of the page. Subclasses build their components in `__init__` and override what they need."""
+    """A part of the page. Subclasses build their components in `__init__` and override what they need.
+
+    A panel in a tab says which (`tab`, the key of `Page.tab`). While its tab is hidden, Step, Back, Run and
+    forcing leave it as it is, and it is drawn when the tab opens: a hidden figure costs the user's time and is
+    drawn at the wrong size. `refresh_hidden` panels are drawn all the same (what they show is cheap and must
+    always be current), and opening a tab that is not `remembered` leaves the state's open tab as it was.
+    """
+
+    tab: str | None = None
+    refresh_hidden = False
+    remembered = True
 
     def __init__(self, page: Page):
         self.page = page

@@ -16,9 +16,11 @@ from .runtime import LONG
 
 
 class Panel(Base):
+    tab = "positions"
+
     def __init__(self, page):
         super().__init__(page)
-        with page.tab("Positions", "positions"):
+        with page.tab("Positions", self.tab):
             with gr.Row():
                 self.positions = page.setting("positions", gr.Checkbox(
                     True, label="Add positional encodings", elem_id="positions-toggle"

@@ -23,11 +23,16 @@ class Panel(Base):
         registry = page.registry
         default, page.startup_note = registry.default()  # opus-mt-en-de where it is cached, else en-de
         examples = registry.examples(default)
+        names = [*registry.builtin, *(name for name in HUB_EXAMPLES if name not in registry.builtin)]
         with gr.Row():
-            self.model = page.setting("model", gr.Dropdown(
-                [*registry.builtin, *HUB_EXAMPLES], value=default, allow_custom_value=True, label="Model",
-                elem_id="model-select", info="a built-in model, or any opus-mt model id from the Hugging Face Hub",
-            ))  # fmt: skip
+            with gr.Column(scale=2, min_width=300, elem_id="model-column"):
+                self.model = page.setting("model", gr.Dropdown(
+                    [(registry.describe(name).label, name) for name in names], value=default, allow_custom_value=True,
+                    label="Model", elem_id="model-select",
+                    info="a built-in model, or any opus-mt model id from the Hugging Face Hub",
+                ))  # fmt: skip
+                with gr.Accordion("About this model: source, size, quality", open=False, elem_id="model-about-box"):
+                    self.about = gr.Markdown(elem_id="model-about", elem_classes="caption")
             self.source = page.setting("source", gr.Textbox(
                 label="Source sentence", value=examples[0][0], lines=1, max_length=MAX_SOURCE_CHARS,
                 elem_id="source-text", scale=3,
@@ -41,6 +46,7 @@ class Panel(Base):
             self.pieces,
             self.examples,
             self.model,
+            self.about,
             self.source,
         ]  # the source: only when a model cannot read it
 
@@ -54,6 +60,7 @@ class Panel(Base):
                 samples=[[sentence] for sentence, _ in examples], sample_labels=[label for _, label in examples]
             ),
             self.model: gr.update(value=frame.state.model),  # after a failed load, back to the model in use
+            self.about: self.page.registry.describe(frame.state.model).markdown(),
         }
 
     def cleared(self, message: str) -> dict[Component, Any]:

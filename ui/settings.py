@@ -1,8 +1,9 @@
 """The page's settings as one object: what every handler reads from the controls, and what a state puts back.
 
 The field order of `Settings` is the order in which the events take the controls' values, and so the order of
-the parameters of the page's API endpoints (`/step`, `/run`, `/back`, `/reset`, `/apply`). Panels register their
-controls by field name (`Page.setting`); a new setting is a new field and one registration.
+the parameters of the page's API endpoints (`/step`, `/run`, `/back`, `/reset`, `/apply`): a new setting goes at
+the end, so that the parameters before it keep their places. Panels register their controls by field name
+(`Page.setting`); a new setting is a new field and one registration.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ class Settings:
     family: str
     layer: float
     head: str
+    view: str
+    presentation: bool
 
     @classmethod
     def names(cls) -> list[str]:
@@ -67,13 +70,15 @@ class Settings:
             "layer": int(self.layer),
             "head": head,
             "grid": grid,
+            "view": self.view,
+            "presentation": bool(self.presentation),
         }
 
 
 # The controls a refresh does not set (it sets the model, the silenced heads, the layer and the head): a shared
 # link's state puts these back on the page.
 RESTORED = ("source", "strategy", "temperature", "top_k", "top_p", "seed", "beam_width", "max_output_tokens",
-            "causal_mask", "padding_mask", "positions", "pad_to", "family")  # fmt: skip
+            "causal_mask", "padding_mask", "positions", "pad_to", "family", "view", "presentation")  # fmt: skip
 
 
 def restored_values(state: ExplorerState) -> dict[str, Any]:

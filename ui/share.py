@@ -11,7 +11,7 @@ from explorer import Explorer, ExplorerError, ExplorerState
 
 from .panel import Panel as Base
 from .panel import Refresh, escaped
-from .runtime import QUICK, lock_of, run_gpu
+from .runtime import run_gpu
 from .settings import RESTORED, restored_values
 
 
@@ -37,9 +37,13 @@ COPY_JS = """() => {
 
 
 class Panel(Base):
+    tab = "share"
+    refresh_hidden = True  # the link is always current
+    remembered = False  # the link opens the view the user was looking at before coming here
+
     def __init__(self, page):
         super().__init__(page)
-        with page.tab("Share", "share"):
+        with page.tab("Share", self.tab):
             self.copy = gr.Button("Copy link", elem_id="copy-link", size="sm")
             self.link = gr.Markdown(elem_id="share-link")
         self.token = gr.State("")  # the `state` query parameter the page was opened with
@@ -59,22 +63,6 @@ class Panel(Base):
             api_visibility="private",
         )  # fmt: skip
         self.copy.click(None, None, None, js=COPY_JS, api_visibility="private")
-        for key, opened in page.tab_by_key.items():
-            if key != "share":  # the link opens the view the user was looking at before coming here
-                opened.select(self.opened(key), page.explorer, [page.explorer, self.link], api_visibility="private",
-                              **QUICK)  # fmt: skip
-
-    def opened(self, key: str):
-        """A handler for opening the tab `key`: the state (and so the link) remembers it."""
-
-        def handler(explorer) -> dict[Component, Any]:
-            if not isinstance(explorer, Explorer):  # nothing to remember yet (an empty dict is no answer to gradio)
-                return {self.link: gr.skip()}
-            with lock_of(explorer):
-                explorer.update(tab=key)
-                return {self.page.explorer: explorer, self.link: share_markdown(explorer.state)}
-
-        return handler
 
     @staticmethod
     def link_token(request: gr.Request) -> str:

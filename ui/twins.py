@@ -21,9 +21,11 @@ HINT = (
 
 
 class Panel(Base):
+    tab = "twins"
+
     def __init__(self, page):
         super().__init__(page)
-        with page.tab("Trained vs untrained", "twins"):
+        with page.tab("Trained vs untrained", self.tab):
             self.button = gr.Button("Show the same view for the untrained twin", elem_id="twin-btn")
             self.text = gr.Markdown(HINT, elem_id="twin-text")
             # one above the other, each at full width; hidden until the button draws them

@@ -21,9 +21,11 @@ HINT = (
 
 
 class Panel(Base):
+    tab = "walkthrough"
+
     def __init__(self, page):
         super().__init__(page)
-        with page.tab("Walkthrough", "walkthrough"):
+        with page.tab("Walkthrough", self.tab):
             self.button = gr.Button("Walk through the current sentence and step", elem_id="walkthrough-btn")
             gr.Markdown(HINT, elem_id="walkthrough-hint")
             self.sections: list[Component] = []
