@@ -4,10 +4,13 @@
 
 * **Start-up** — `ready_s`: seconds from just before `Popen` until `GET /` answers 200 (median of 3 starts, or 1
   in quick mode; every start in `ready_s_each`). `page_load_s`: from `page.goto` until the first heatmap is drawn.
-* **Step** — `step_ms_*`: from clicking Step (`#step-btn`) until the attention heatmap (`#attention-plot`, the
-  default view: cross-attention, layer 0, average of the heads) is *drawn* with the new token's row. On a
-  ten-word sentence (`SENTENCE`) with the built-in model `model`; 30 timed steps (3 in quick mode), the
-  translation is reset whenever it finishes.
+* **Step** — `step_ms_*`: from clicking Step (`#step-btn`) until every figure on the first screen of the
+  Attention tab is *drawn* for the new step: the heatmap (`#attention-plot`, the default view: cross-attention,
+  layer 0, average of the heads) with the new token's row, the next-token candidates (`#candidates-plot`) and
+  every layer × head thumbnail (`#attention-thumbnails`, each image decoded). `step_heatmap_ms_median`: until the
+  heatmap alone is drawn (what `step_ms` measured before the thumbnails). On a ten-word sentence (`SENTENCE`)
+  with the built-in model `model`; 30 timed steps (3 in quick mode), the translation is reset whenever it
+  finishes.
 * **Run** — `run_ms_*`: from clicking Run (`#run-btn`) until the whole translation is shown; reset in between.
   10 runs (2 in quick mode). Also `translation` and `n_steps`, the Step clicks from the empty output to the finish.
 * **Memory** of the app process from `/proc/<pid>/status`, in MiB: `rss_bare_mb` right after start (no model is
@@ -121,11 +124,12 @@ const rows = () => { const gd = plot(); return gd && gd.data && gd.data.length ?
 const finishedShown = () => [...document.querySelectorAll('#candidates-plot .gtitle')]
     .some(t => t.textContent.includes('finished'));
 const output = () => { const t = document.querySelector('#output-text textarea'); return t ? t.value : null; };
-const watchDraws = () => {
-    const seen = {gd: null, rows: null};
-    const onDraw = () => { seen.rows = rows(); };
+const watchDraws = (selector = '#attention-plot', measure = rows) => {
+    // the value of `measure` when the plot in `selector` was last drawn, and how many draws there were
+    const seen = {gd: null, value: null, draws: 0};
+    const onDraw = () => { seen.value = measure(); seen.draws += 1; };
     const attach = () => {
-        const gd = plot();
+        const gd = document.querySelector(`${selector} .js-plotly-plot`);
         if (!gd || gd === seen.gd || !gd.on) return;
         if (seen.gd) { seen.gd.removeListener('plotly_afterplot', onDraw); onDraw(); }  // a new div: drawn already
         seen.gd = gd;
@@ -133,10 +137,16 @@ const watchDraws = () => {
     };
     attach();
     return {
-        drawn: (n) => { attach(); return seen.rows === n; },
+        drawn: (n) => { attach(); return seen.value === n; },
+        draws: () => { attach(); return seen.draws; },
         stop: () => { if (seen.gd) seen.gd.removeListener('plotly_afterplot', onDraw); },
     };
 };
+const thumbnails = () => [...document.querySelectorAll('#attention-thumbnails img')];
+const firstThumbnail = () => { const all = thumbnails(); return all.length ? all[0].src : null; };
+// every thumbnail is the new step's (the first one gains a row at every step) and decoded
+const thumbnailsShown = (before) => { const all = thumbnails();
+    return all.length > 0 && all[0].src !== before && all.every(img => img.complete); };
 const untilFrame = (t0, done, what) => new Promise((resolve, reject) => {
     const poll = () => {
         if (done()) resolve(performance.now() - t0);
@@ -169,15 +179,20 @@ STEP_JS = (
     "async () => {"
     + _JS_HELPERS
     + """
-    const before = rows();
-    const watch = watchDraws();
+    const before = rows(), thumbnailBefore = firstThumbnail();
+    const watch = watchDraws(), candidates = watchDraws('#candidates-plot', () => null);
     try {
         const button = document.querySelector('#step-btn');
+        let heatmap = null;
         const t0 = performance.now();
         button.click();
-        const ms = await untilFrame(t0, () => watch.drawn(before + 1) || finishedShown(), 'the step to be drawn');
-        return {ms, finished: finishedShown() && rows() === before, ...(await answer(t0))};
-    } finally { watch.stop(); }
+        const ms = await untilFrame(t0, () => {
+            if (heatmap === null && watch.drawn(before + 1)) heatmap = performance.now() - t0;
+            const all = heatmap !== null && candidates.draws() > 0 && thumbnailsShown(thumbnailBefore);
+            return all || finishedShown();
+        }, 'the step to be drawn');
+        return {ms, heatmap_ms: heatmap, finished: finishedShown() && rows() === before, ...(await answer(t0))};
+    } finally { watch.stop(); candidates.stop(); }
 }"""
 )
 
@@ -447,6 +462,7 @@ def _measure_page(app: App, page, *, model: str, steps: int, runs: int, memory_s
         "translation": translation,
         "n_steps": n_steps,
         **_summary("step_ms", [r["ms"] for r in timed]),
+        "step_heatmap_ms_median": _median(timed, "heatmap_ms"),
         **_breakdown("step", timed),
         **_summary("run_ms", [r["ms"] for r in run_results]),
         **_breakdown("run", run_results),

@@ -499,16 +499,19 @@ def attention_side_by_side(maps: Sequence[AttentionMap], *, title: str = "", hei
     three families of one layer, which change together at every step."""
     if not maps:
         raise ValueError("no attention maps to draw")
-    gap = 0.06
+    # Between two maps: room for the right one's y tick labels and title (at about 6.5 px a character, in a
+    # figure about 1,150 px wide), which plotly's automargin makes only on the left of the whole figure.
+    longest = max((len(label) for m in maps[1:] for label in axis_labels(m.query_tokens)), default=0)
+    gap = min(0.2, (40 + 6.5 * longest) / 1150)
     width = (1 - gap * (len(maps) - 1)) / len(maps)
     traces, layout, shapes, annotations = [], {}, [], []
-    longest = 0
+    tallest = 0
     for p, m in enumerate(maps):
         z = _as_array(m.weights, 2, "weights")
         n_q, n_k = z.shape
         _check_length(m.query_tokens, n_q, "query_tokens")
         _check_length(m.key_tokens, n_k, "key_tokens")
-        longest = max(longest, n_q)
+        tallest = max(tallest, n_q)
         x_name, y_name = f"x{p + 1 if p else ''}", f"y{p + 1 if p else ''}"
         x, y = axis_labels(m.key_tokens), axis_labels(m.query_tokens)
         z, cells = _without_masked(z, m.masked)
@@ -533,7 +536,7 @@ def attention_side_by_side(maps: Sequence[AttentionMap], *, title: str = "", hei
     return _figure(
         traces,
         title,
-        height or _clamp(170 + 18 * longest, 260, 640),
+        height or _clamp(170 + 18 * tallest, 260, 640),
         xaxis=first_x,
         yaxis=first_y,
         coloraxis=ATTENTION_COLORAXIS,

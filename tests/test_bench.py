@@ -64,4 +64,5 @@ def test_the_app_benchmark_in_quick_mode():
     assert app["translation"] and app["n_steps"] >= 2
     assert app["rss_ready_mb"] > 0 and app["peak_mb"] >= app["rss_ready_mb"]
     lines = bench.app_markdown({**app, "model": app["model"]})
-    assert any("Step → heatmap drawn" in line for line in lines)
+    assert any("Step → every visible figure drawn" in line for line in lines)
+    assert 0 < app["step_heatmap_ms_median"] <= app["step_ms_median"]  # the heatmap is one of the figures

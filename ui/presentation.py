@@ -29,7 +29,7 @@ LAYOUT_JS = """(on) => {
 class Panel(Base):
     def __init__(self, page):
         super().__init__(page)
-        with gr.Row(elem_id="header", equal_height=True):
+        with gr.Row(elem_id="header"):
             gr.Markdown(INTRODUCTION, elem_id="introduction")
             self.switch = page.setting("presentation", gr.Checkbox(
                 value=False, label="Presentation layout (for a projector)", elem_id="presentation", scale=0,
