@@ -254,6 +254,11 @@ POSITION_CAPTIONS = (
     "Cell (*i*, *j*) is how alike the encodings of positions *i* and *j* are (cosine similarity, 1 on the "
     "diagonal). Neighbours look alike, which lets attention find pieces near each other.",
 )
+COMPARE_CAPTION = (
+    "For each candidate next piece (a **row**), two bars: its probability with every head, and with the ticked "
+    "heads silenced (their output set to zero before the heads are joined). A head that matters moves the bars; "
+    "most heads alone barely do. `▁` marks a piece that starts a word."
+)
 BEAM_CAPTION = (
     "Each **column** is a step, each **dot** a hypothesis the beam keeps (best at the top), joined to the one it "
     "grew from; diamonds are hypotheses that ended with `</s>`. The thick line is the best path so far."

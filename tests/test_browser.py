@@ -204,6 +204,7 @@ def test_silence_a_head_and_compare(page):
     page.wait_for_selector("#compare-plot .js-plotly-plot")
     chart = page.locator("#compare-plot").inner_text()
     assert "Next token after" in chart and "First token" not in chart  # mid-sentence: the next token
+    assert "two bars" in page.locator("#compare-caption").inner_text()  # and a caption says what they are
     shot(page, "silenced-head")
 
 
@@ -249,6 +250,7 @@ def test_trained_vs_untrained_and_walkthrough(page):
     assert "Untrained" in page.locator("#untrained-plot").inner_text()
     text = page.locator("#twin-text").inner_text()
     assert "Trained:" in text and "Untrained twin:" in text  # both translations
+    assert "Each row is" in page.locator("#twin-caption").inner_text()
     full = page.locator("#twin-btn").bounding_box()["width"]
     for plot in ("#trained-plot", "#untrained-plot"):  # one above the other, each at full width
         assert page.locator(plot).bounding_box()["width"] > 0.95 * full

@@ -35,6 +35,8 @@ class Panel(Base):
             self.compare_btn = gr.Button("Compare with no heads silenced", elem_id="compare-btn")
             self.compare_text = gr.Markdown(COMPARE_HINT, elem_id="compare-text")
             self.compare_plot = gr.Plot(show_label=False, elem_id="compare-plot", visible=False)
+            self.compare_caption = gr.Markdown(render.COMPARE_CAPTION, elem_id="compare-caption",
+                                               elem_classes="caption", visible=False)  # fmt: skip
         self.controls = [page.setting("causal_mask", causal), page.setting("padding_mask", padding),
                          page.setting("pad_to", pad_to), page.setting("silenced", self.silenced)]  # fmt: skip
         self.outputs = [self.teacher_forced, self.silenced]
@@ -55,10 +57,14 @@ class Panel(Base):
         page = self.page
         page.on_input(*self.controls)
         compare = page.with_settled(self.comparison, lambda error: {self.compare_text: escaped(error)})
-        self.compare_btn.click(compare, page.inputs, [self.compare_plot, self.compare_text], api_visibility="private",
-                               **LONG)  # fmt: skip
+        outputs = [self.compare_plot, self.compare_text, self.compare_caption]
+        self.compare_btn.click(compare, page.inputs, outputs, api_visibility="private", **LONG)
 
     def comparison(self, explorer) -> dict[Component, Any]:
         figure, text = render.comparison(explorer)
         shown = bool(explorer.state.silenced)
-        return {self.compare_plot: gr.update(value=figure, visible=shown), self.compare_text: text}
+        return {
+            self.compare_plot: gr.update(value=figure, visible=shown),
+            self.compare_text: text,
+            self.compare_caption: gr.update(visible=shown),
+        }

@@ -31,10 +31,11 @@ class Panel(Base):
             # one above the other, each at full width; hidden until the button draws them
             self.trained = gr.Plot(show_label=False, elem_id="trained-plot", visible=False)
             self.untrained = gr.Plot(show_label=False, elem_id="untrained-plot", visible=False)
+            self.caption = gr.Markdown(elem_id="twin-caption", elem_classes="caption", visible=False)
 
     def wire(self) -> None:
         page = self.page
-        outputs = [self.trained, self.untrained, self.text]
+        outputs = [self.trained, self.untrained, self.text, self.caption]
         compare = page.with_settled(self.comparison, lambda error: {self.text: escaped(error)})
         self.button.click(compare, page.inputs, outputs, api_visibility="private", **LONG)
 
@@ -45,4 +46,5 @@ class Panel(Base):
             self.trained: gr.update(value=trained, visible=shown),
             self.untrained: gr.update(value=untrained, visible=shown),
             self.text: text,
+            self.caption: gr.update(value=render.attention_caption(explorer.views(), explorer.state), visible=shown),
         }
