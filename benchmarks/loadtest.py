@@ -53,7 +53,7 @@ class Settings:
 
     def values(self) -> list:
         return [self.model, self.source, "greedy", 1.0, 0, 1.0, 0, 4, 64, self.causal, self.padding, self.positions,
-                0, [], self.family, 0, "average", "heatmap", False]  # fmt: skip
+                0, [], self.family, 0, "average", "heatmap", False, "decoder.self_attention", 0, 0, 0]  # fmt: skip
 
 
 def output_text(result: tuple) -> str:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import itertools
 import math
 import operator
 import re
@@ -37,7 +38,10 @@ from plotly.colors import diverging, sequential
 __all__ = [
     "AXIS_TITLES",
     "AttentionMap",
+    "Block",
+    "TensorPanel",
     "alignment_lines",
+    "architecture_diagram",
     "attention_grid",
     "attention_heatmap",
     "attention_side_by_side",
@@ -51,6 +55,7 @@ __all__ = [
     "position_similarity",
     "positional_curves",
     "positional_heatmap",
+    "tensor_panels",
     "thumbnail_png",
     "token_chips_html",
 ]
@@ -698,6 +703,176 @@ def attention_thumbnails_html(
             )
     parts.append("</div>")
     return "".join(parts)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Tensors: the stages of one step, as stacked strips, matrices and bars
+# --------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TensorPanel:
+    """One tensor of a stage, drawn as a panel of `tensor_panels`.
+
+    kind "heat": a (rows, columns) matrix, or a vector as one row, coloured blue-white-red around 0 ("weights":
+    white to blue over 0–1, as the attention maps); kind "bars": one value per label, as vertical bars.
+    """
+
+    title: str  # plain text, with the shape in the tutorials' notation, e.g. "q, the query (d_k,) = (64,)"
+    values: Any  # heat: (rows, columns) or (columns,); bars: (n,)
+    kind: str = "heat"
+    x_labels: Sequence[str] | None = None  # bars: one per bar; heat: one per column (None: the column index)
+    y_labels: Sequence[str] | None = None  # heat: one per row
+    highlight_row: int | None = None  # heat: a row outlined (the position computed now)
+    masked: Any = None  # bars: True where the value is −∞ (a masked score): a grey bar and "−∞"
+    colours: str = "diverging"  # heat: "diverging" (around 0) or "weights" (0–1)
+    number_format: str = ".3f"
+
+
+_PANEL_GAP_PX = 46  # room for a panel's title (and a bar panel's labels below it)
+
+
+def _panel_height(panel: TensorPanel) -> int:
+    if panel.kind == "bars":
+        return 150
+    rows = 1 if np.ndim(panel.values) == 1 else np.shape(panel.values)[0]
+    return _clamp(14 + 16 * rows, 26, 320)
+
+
+def tensor_panels(panels: Sequence[TensorPanel], *, title: str = "") -> go.Figure:
+    """The tensors of a stage stacked top to bottom, each with its title and shape; numbers on hover."""
+    if not panels:
+        raise ValueError("no panels to draw")
+    heights = [_panel_height(p) for p in panels]
+    total = sum(heights) + _PANEL_GAP_PX * len(panels)
+    traces, layout, shapes, annotations, top = [], {}, [], [], total
+    for i, (panel, height) in enumerate(zip(panels, heights, strict=True)):
+        x_name, y_name = f"x{i + 1 if i else ''}", f"y{i + 1 if i else ''}"
+        top -= _PANEL_GAP_PX
+        domain = _domain((top - height) / total, top / total)
+        annotations.append({"text": escape_label(panel.title), "x": 0, "y": top / total, "xref": "paper",
+                            "yref": "paper", "xanchor": "left", "yanchor": "bottom", "showarrow": False,
+                            "font": {"size": 12}})  # fmt: skip
+        top -= height
+        trace, x_axis, y_axis, shape = _panel_trace(panel, x_name, y_name)
+        traces += trace
+        layout["xaxis" + x_name[1:]] = {**x_axis, "anchor": y_name, "domain": [0, 1]}
+        layout["yaxis" + y_name[1:]] = {**y_axis, "anchor": x_name, "domain": domain}
+        shapes += shape
+    first_x, first_y = layout.pop("xaxis"), layout.pop("yaxis")
+    return _figure(traces, title, total + 50, xaxis=first_x, yaxis=first_y, annotations=annotations,
+                   shapes=shapes, showlegend=False)  # fmt: skip
+
+
+def _panel_trace(panel: TensorPanel, x_name: str, y_name: str) -> tuple[list, dict, dict, list]:
+    """A panel's traces, axes and shapes."""
+    fmt = panel.number_format
+    if panel.kind == "bars":
+        values = _as_array(panel.values, 1, "values")
+        labels = axis_labels(panel.x_labels if panel.x_labels is not None else range(len(values)))
+        masked = np.zeros(len(values), dtype=bool) if panel.masked is None else np.asarray(panel.masked, bool)
+        shown = np.where(masked, 0.0, values)
+        text = ["−∞" if m else format(v, fmt) for v, m in zip(values, masked, strict=True)]
+        hover = [f"{label}: {t}" + (" (masked)" if m else "") for label, t, m in zip(labels, text, masked, strict=True)]
+        bar = go.Bar(x=labels, y=shown, xaxis=x_name, yaxis=y_name, text=text, textposition="outside",
+                     marker={"color": [MASKED_COLOR if m else BAR_COLOR for m in masked]}, cliponaxis=False,
+                     hovertext=hover, hoverinfo="text")  # fmt: skip
+        x_axis = {"type": "category", "tickfont": {"size": 10}, "automargin": True}
+        return [bar], x_axis, {"zeroline": True, "showgrid": False, "automargin": True}, []
+    z = _as_array(panel.values, (1, 2), "values")
+    z = z[None] if z.ndim == 1 else z
+    n_rows, n_cols = z.shape
+    x = list(range(n_cols)) if panel.x_labels is None else axis_labels(panel.x_labels)
+    y = [""] if panel.y_labels is None and n_rows == 1 else axis_labels(panel.y_labels or range(n_rows))
+    if panel.colours == "weights":
+        colour = {"colorscale": ATTENTION_COLORSCALE, "zmin": 0.0, "zmax": 1.0}
+    else:
+        bound = float(np.nanmax(np.abs(z))) if np.isfinite(z).any() else 1.0
+        colour = {"colorscale": DIVERGING_COLORSCALE, "zmin": -bound or -1.0, "zmax": bound or 1.0}
+    column = "dimension %{x}" if panel.x_labels is None else "%{x}"
+    heat = go.Heatmap(z=z, x=x, y=y, xaxis=x_name, yaxis=y_name, showscale=False, **colour,
+                      hovertemplate=f"%{{y}} {column}<br>%{{z:{fmt}}}<extra></extra>")  # fmt: skip
+    x_axis = {"type": "category" if panel.x_labels is not None else "linear", "showgrid": False,
+              "showticklabels": panel.x_labels is not None and n_cols <= GRID_TICK_MAX, "tickfont": {"size": 10},
+              "automargin": True}  # fmt: skip
+    y_axis = {"type": "category", "autorange": "reversed", "showgrid": False, "tickfont": {"size": 10},
+              "automargin": True, "showticklabels": n_rows > 1 or panel.y_labels is not None}  # fmt: skip
+    shape = []
+    if panel.highlight_row is not None and n_rows > 1:
+        row = _row_index(panel.highlight_row, n_rows)
+        left, right = (-0.5, n_cols - 0.5)
+        shape = [{**_highlight_row(row, n_cols, xref=x_name, yref=y_name), "x0": left, "x1": right}]
+    return [heat], x_axis, y_axis, shape
+
+
+@dataclass(frozen=True)
+class Block:
+    """A block of the architecture diagram: its stage key, its label, and which stack it is in."""
+
+    key: str
+    label: str
+    stack: str  # "encoder", "decoder" or "" (outside the stacks)
+
+
+_BLOCK_H, _BLOCK_GAP, _BLOCK_W = 0.8, 0.45, 3.4
+
+
+def architecture_diagram(
+    encoder: Sequence[Block], decoder: Sequence[Block], *, selected: str = "", n_encoder: int = 1,
+    n_decoder: int = 1, title: str = "",
+) -> go.Figure:  # fmt: skip
+    """The paper's Figure 1 drawn from blocks: the encoder on the left, the decoder on the right, each bottom to
+    top, the repeated layers framed with "N×", arrows between the blocks, and the `selected` block filled in the
+    accent colour. Blocks outside the stacks (embeddings first, the output last) sit below and above the frame."""
+    shapes, annotations = [], []
+
+    def column(blocks: Sequence[Block], x: float, n: int) -> dict[str, float]:
+        centres, y, frame = {}, 0.5, []
+        for block in blocks:
+            if block.stack and not frame:
+                y += 0.35  # room for the frame
+            if not block.stack and frame:
+                y += 0.35
+            centres[block.key] = y
+            if block.stack:
+                frame.append(y)
+            chosen = block.key == selected
+            shapes.append(_box(x, y, _BLOCK_W, _BLOCK_H, fillcolor=ACCENT if chosen else "#eef2f8"))
+            annotations.append({"text": escape_label(block.label), "x": x, "y": y, "showarrow": False,
+                                "font": {"size": 11, "color": "white" if chosen else "#2a3f5f"}})  # fmt: skip
+            y += _BLOCK_H + _BLOCK_GAP
+        if frame:
+            middle, height = (frame[0] + frame[-1]) / 2, frame[-1] - frame[0] + _BLOCK_H + 0.5
+            shapes.append(_box(x, middle, _BLOCK_W + 0.5, height, fillcolor="rgba(0,0,0,0)", dash="dot"))
+            annotations.append({"text": f"N× = {n}", "x": x + _BLOCK_W / 2 + 0.35, "y": frame[0],
+                                "xanchor": "left", "showarrow": False, "font": {"size": 11}})  # fmt: skip
+        keys = [block.key for block in blocks]
+        for below, above in itertools.pairwise(keys):
+            annotations.append(_arrow(x, centres[below] + _BLOCK_H / 2, x, centres[above] - _BLOCK_H / 2))
+        return centres
+
+    left = column(encoder, 2.2, n_encoder)
+    right = column(decoder, 7.6, n_decoder)
+    cross = next((b.key for b in decoder if "cross_attention" in b.key and "norm" not in b.key), None)
+    if left and cross:  # the encoder's output feeds every decoder layer's cross-attention
+        top = max(left.values()) + _BLOCK_H / 2
+        annotations.append(_arrow(2.2, top, 7.6 - _BLOCK_W / 2, right[cross], text="memory"))
+    height = max([*left.values(), *right.values()]) + 1
+    return _figure([], title, 120 + int(42 * height), xaxis={"visible": False, "range": [0, 10.6]},
+                   yaxis={"visible": False, "range": [0, height]}, shapes=shapes, annotations=annotations)  # fmt: skip
+
+
+def _box(x: float, y: float, width: float, height: float, *, fillcolor: str, dash: str = "solid") -> dict:
+    """A rectangle centred on (x, y), in data coordinates."""
+    line = {"color": "#8090a8", "width": 1, "dash": dash}
+    return {"type": "rect", "x0": x - width / 2, "x1": x + width / 2, "y0": y - height / 2, "y1": y + height / 2,
+            "fillcolor": fillcolor, "line": line, "layer": "below"}  # fmt: skip
+
+
+def _arrow(x0: float, y0: float, x1: float, y1: float, text: str = "") -> dict[str, Any]:
+    return {"x": x1, "y": y1, "ax": x0, "ay": y0, "xref": "x", "yref": "y", "axref": "x", "ayref": "y",
+            "showarrow": True, "arrowhead": 2, "arrowsize": 1, "arrowwidth": 1.2, "arrowcolor": "#8090a8",
+            "text": text, "font": {"size": 10, "color": "#8090a8"}}  # fmt: skip
 
 
 # --------------------------------------------------------------------------------------------------------

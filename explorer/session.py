@@ -66,7 +66,8 @@ class Explorer:
 
     def update(self, **changes) -> None:
         """Change settings; the decoding is replayed under the new ones when they affect it."""
-        view_only = {"family", "layer", "head", "grid", "tab", "view", "presentation"}
+        view_only = {"family", "layer", "head", "grid", "tab", "view", "presentation", "stage", "stage_layer",
+                     "stage_head", "stage_position"}  # fmt: skip
         new = self.state.replace(**changes)
         if ("source" in changes or "model" in changes) and not set(changes) <= view_only:
             new = new.replace(choices=())

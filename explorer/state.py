@@ -23,7 +23,13 @@ MAX_OUTPUT_TOKENS = 128
 MAX_BEAM_WIDTH = 8
 MAX_TOP_K = 1000
 STRATEGIES = ("greedy", "sampling", "beam")
-ATTENTION_VIEWS = ("heatmap", "families", "alignment")  # one family as a heatmap; the three side by side; lines
+ATTENTION_VIEWS = ("heatmap", "families", "alignment")
+STAGES = (  # the blocks of the architecture diagram of the Inside a step view (explorer.inside)
+    "encoder.embedding", "encoder.self_attention", "encoder.self_attention_add_norm", "encoder.ffn",
+    "encoder.ffn_add_norm", "decoder.embedding", "decoder.self_attention", "decoder.self_attention_add_norm",
+    "decoder.cross_attention", "decoder.cross_attention_add_norm", "decoder.ffn", "decoder.ffn_add_norm", "output",
+    "layers",
+)  # fmt: skip  # one family as a heatmap; the three side by side; lines
 TAB_NAME = re.compile(r"[a-z][a-z_]{0,23}")  # the page's name of a view, such as "attention" or "positions"
 
 
@@ -55,6 +61,10 @@ class ExplorerState:
     tab: str = "attention"  # the view open on the page (a shared link opens it)
     view: str = "heatmap"  # how the Attention tab shows its layer (`ATTENTION_VIEWS`)
     presentation: bool = False  # the page's layout for a projector: large type, settings folded away
+    stage: str = "decoder.self_attention"  # the Inside a step view: a block of the architecture (`STAGES`)
+    stage_layer: int = 0  # … of this layer (brought into the model's range when shown)
+    stage_head: int = 0  # … this head, for attention
+    stage_position: int = 0  # … at this source position, for the encoder's stages
 
     def __post_init__(self) -> None:
         def require(condition: bool, message: str) -> None:
@@ -86,6 +96,10 @@ class ExplorerState:
         require(isinstance(self.tab, str) and TAB_NAME.fullmatch(self.tab) is not None, "unknown view")
         require(self.view in ATTENTION_VIEWS, f"unknown attention view {self.view!r}")
         require(isinstance(self.presentation, bool), "presentation must be true or false")
+        require(self.stage in STAGES, f"unknown stage {self.stage!r}")
+        for name in ("stage_layer", "stage_head", "stage_position"):
+            value = getattr(self, name)
+            require(isinstance(value, int) and 0 <= value < 1024, f"{name} must be an integer 0…1023")
         require(isinstance(self.layer, int) and self.layer >= 0, "the layer must be a non-negative integer")
         require(self.head is None or (isinstance(self.head, int) and self.head >= 0), "invalid head")
 

@@ -10,6 +10,7 @@ from gradio_client import Client
 
 import app
 from benchmarks.loadtest import OUTPUT, STATUS
+from ui.page import TABS
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +64,7 @@ def test_a_run_over_its_time_budget_stops_with_a_message(client, monkeypatch):
     import ui.runtime
 
     settings = ["numbers-de", "three hundred and forty-two", "greedy", 1.0, 0, 1.0, 0, 4, 64, True, True, True, 0,
-                [], "cross", 0, "average", "heatmap", False]  # fmt: skip
+                [], "cross", 0, "average", "heatmap", False, "decoder.self_attention", 0, 0, 0]  # fmt: skip
     monkeypatch.setattr(ui.runtime, "RUN_BUDGET_S", 0.0)
     stopped = client.predict(*settings, api_name="/run")
     assert "time budget" in stopped[STATUS]
@@ -74,7 +75,7 @@ def test_a_run_over_its_time_budget_stops_with_a_message(client, monkeypatch):
 
 def test_a_cancelled_run_leaves_the_app_serving(client):
     settings = ["numbers-de", "three hundred and forty-two", "greedy", 1.0, 0, 1.0, 0, 4, 64, True, True, True, 0,
-                [], "cross", 0, "average", "heatmap", False]  # fmt: skip
+                [], "cross", 0, "average", "heatmap", False, "decoder.self_attention", 0, 0, 0]  # fmt: skip
     job = client.submit(*settings, api_name="/run")
     job.cancel()
     stepped = client.predict(*settings, api_name="/step")
@@ -92,7 +93,7 @@ def test_simultaneous_events_of_one_user_are_applied_one_at_a_time(client):
     for _ in range(5):
         alone.step()
     settings = ["numbers-de", source, "greedy", 1.0, 0, 1.0, 0, 4, 64, True, True, True, 0, [], "cross", 0,
-                "average", "heatmap", False]  # fmt: skip
+                "average", "heatmap", False, "decoder.self_attention", 0, 0, 0]  # fmt: skip
     session = Client(client.src, verbose=False)
     session.predict(*settings, api_name="/reset")
     jobs = [session.submit(*settings, api_name="/step") for _ in range(4)]  # the quick queue runs two at once
@@ -104,7 +105,7 @@ def test_a_session_keeps_one_copy_of_each_component_however_many_events(client):
     """Gradio 6.31 files every updated component of a session again under a new id at each event (a leak of
     about 80 KB per request); `ui.runtime.Blocks` drops those copies. Without it this session would hold 100+."""
     settings = ["numbers-de", "ninety-seven", "greedy", 1.0, 0, 1.0, 0, 4, 64, True, True, True, 0, [], "cross", 0,
-                "average", "heatmap", False]  # fmt: skip
+                "average", "heatmap", False, "decoder.self_attention", 0, 0, 0]  # fmt: skip
     session = Client(client.src, verbose=False)
     for endpoint in ["/apply", "/step", "/step", "/back", "/run", "/reset"] * 4:
         session.predict(*settings, api_name=endpoint)
@@ -124,6 +125,6 @@ def test_opening_a_tab_before_any_action_gives_gradio_an_answer():
     """A tab's select event remembers the open tab and draws it; with no explorer yet it must still answer (not
     an empty dict, which gradio refuses)."""
     handlers = [fn.fn for fn in app.demo.fns.values() if fn.fn and "opened" in fn.fn.__qualname__]
-    assert len(handlers) == 7  # every tab
+    assert len(handlers) == len(TABS)  # every tab
     for handler in handlers:
         assert handler(None)

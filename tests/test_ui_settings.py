@@ -13,7 +13,7 @@ from ui.settings import RESTORED, Settings, restored_values, settle
 
 CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
 PAGE_DEFAULTS = ("numbers-de", "twenty-one", "greedy", 1.0, 0, 1.0, 0, 4, 64, True, True, True, 0, [], "cross", 0,
-                 "average", "heatmap", False)  # fmt: skip
+                 "average", "heatmap", False, "decoder.self_attention", 0, 0, 0)  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +73,8 @@ def test_a_bad_setting_raises_the_explorers_error(registry):
 
 def test_a_shared_links_state_puts_back_every_control_a_refresh_does_not_set(registry):
     assert set(RESTORED) <= set(Settings.names())
-    assert set(RESTORED) | {"model", "silenced", "layer", "head"} == set(Settings.names())
+    set_by_a_refresh = {"model", "silenced", "layer", "head", "stage_layer", "stage_head", "stage_position"}
+    assert set(RESTORED) | set_by_a_refresh == set(Settings.names())
     state = Explorer(registry, ExplorerState("numbers-de", "ninety-seven", strategy="beam", pad_to=9)).state
     assert restored_values(state) == {name: getattr(state, name) for name in RESTORED}
     assert restored_values(state)["strategy"] == "beam" and restored_values(state)["pad_to"] == 9

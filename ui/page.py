@@ -18,12 +18,34 @@ from gradio.components import Component
 from explorer import Explorer, ExplorerError, ModelRegistry
 from explorer.render import presented
 
-from . import api, attention, beam, decoding, masks, positions, presentation, sentence, share, twins, walkthrough
+from . import (
+    api,
+    attention,
+    beam,
+    decoding,
+    inside,
+    masks,
+    positions,
+    presentation,
+    sentence,
+    share,
+    twins,
+    walkthrough,
+)
 from .panel import Panel, Refresh, escaped
 from .runtime import QUICK, Blocks, lock_of, run_gpu
 from .settings import Settings, settle
 
-TABS = (attention.Panel, masks.Panel, positions.Panel, twins.Panel, beam.Panel, walkthrough.Panel, share.Panel)
+TABS = (
+    attention.Panel,
+    inside.Panel,
+    masks.Panel,
+    positions.Panel,
+    twins.Panel,
+    beam.Panel,
+    walkthrough.Panel,
+    share.Panel,
+)
 
 # After a tab opens, every plot measures its container again: a plot drawn while its tab was hidden had no width to
 # measure and fell back to Plotly's 700 px. Plotly listens to the window's resize event; it is sent once the tab's

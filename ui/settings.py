@@ -38,6 +38,10 @@ class Settings:
     head: str
     view: str
     presentation: bool
+    stage: str
+    stage_layer: float
+    stage_head: float
+    stage_position: float
 
     @classmethod
     def names(cls) -> list[str]:
@@ -72,13 +76,18 @@ class Settings:
             "grid": grid,
             "view": self.view,
             "presentation": bool(self.presentation),
+            "stage": self.stage,
+            "stage_layer": int(self.stage_layer),
+            "stage_head": int(self.stage_head),
+            "stage_position": int(self.stage_position),
         }
 
 
 # The controls a refresh does not set (it sets the model, the silenced heads, the layer and the head): a shared
 # link's state puts these back on the page.
 RESTORED = ("source", "strategy", "temperature", "top_k", "top_p", "seed", "beam_width", "max_output_tokens",
-            "causal_mask", "padding_mask", "positions", "pad_to", "family", "view", "presentation")  # fmt: skip
+            "causal_mask", "padding_mask", "positions", "pad_to", "family", "view", "presentation",
+            "stage")  # fmt: skip
 
 
 def restored_values(state: ExplorerState) -> dict[str, Any]:

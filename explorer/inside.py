@@ -1,0 +1,329 @@
+"""Inside one step: from an `Explorer` to the "Inside a step" view, the whole computation of the token being
+predicted now, stage by stage, with this sentence's numbers (`transformer.worked` computes them).
+
+The architecture diagram (the paper's Figure 1) is the navigation: a stage is one of its blocks, of one layer,
+and for attention of one head. Every stage shows its tensors with their shapes in the tutorials' notation, its
+formula, and where its output goes next. Only small tensors reach the page: the logits are cut to the top ten.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+import plotly.graph_objects as go
+
+from transformer.worked import (
+    AddNormStage,
+    AttentionStage,
+    EmbeddingStage,
+    FeedForwardStage,
+    OutputStage,
+    WorkedStep,
+    work_through,
+)
+
+from . import figures
+from .figures import Block, TensorPanel
+from .session import Explorer
+from .state import STAGES
+
+ENCODER_BLOCKS = (
+    Block("encoder.embedding", "Input embedding + positions", ""),
+    Block("encoder.self_attention", "Multi-head self-attention", "encoder"),
+    Block("encoder.self_attention_add_norm", "Add & Norm", "encoder"),
+    Block("encoder.ffn", "Feed forward", "encoder"),
+    Block("encoder.ffn_add_norm", "Add & Norm", "encoder"),
+)
+DECODER_BLOCKS = (
+    Block("decoder.embedding", "Output embedding + positions", ""),
+    Block("decoder.self_attention", "Masked multi-head self-attention", "decoder"),
+    Block("decoder.self_attention_add_norm", "Add & Norm", "decoder"),
+    Block("decoder.cross_attention", "Multi-head cross-attention", "decoder"),
+    Block("decoder.cross_attention_add_norm", "Add & Norm", "decoder"),
+    Block("decoder.ffn", "Feed forward", "decoder"),
+    Block("decoder.ffn_add_norm", "Add & Norm", "decoder"),
+    Block("output", "Linear + softmax", ""),
+    Block("layers", "What each layer would say", ""),
+)
+assert tuple(block.key for block in ENCODER_BLOCKS + DECODER_BLOCKS) == STAGES  # the state's names of stages
+TOP = 10  # candidates shown at the output
+
+
+def stage_choices() -> list[tuple[str, str]]:
+    """(label, key) of every stage, for the control beside the diagram, in the diagram's order."""
+    return [(f"Encoder · {b.label}", b.key) for b in ENCODER_BLOCKS] + [
+        (f"Decoder · {b.label}" if b.stack or "embedding" in b.key else b.label, b.key) for b in DECODER_BLOCKS
+    ]
+
+
+def _blocks(blocks: tuple[Block, ...], pre_norm: bool) -> list[Block]:
+    """The diagram's blocks; a pre-norm model adds (not normalises) after each sub-layer: its LayerNorm comes first."""
+    if not pre_norm:
+        return list(blocks)
+    return [Block(b.key, "Add (LayerNorm came before)", b.stack) if b.label == "Add & Norm" else b for b in blocks]
+
+
+def diagram(explorer: Explorer, stage: str) -> go.Figure:
+    """The paper's Figure 1 for this model, the chosen stage's block filled."""
+    config = explorer.checkpoint.model.config
+    pre = config.norm_position == "pre"
+    decoder = _blocks(DECODER_BLOCKS, pre)
+    if pre:  # the final LayerNorm of a pre-norm stack, before the output projection
+        decoder[-2] = Block("output", "Final LayerNorm, linear + softmax", "")
+    return figures.architecture_diagram(
+        _blocks(ENCODER_BLOCKS, pre), decoder, selected=stage, n_encoder=config.n_encoder_layers,
+        n_decoder=config.n_decoder_layers, title=f"{explorer.state.model}: {config.norm_position}-norm",
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Where:
+    """The stage shown: its key, layer, head and row (the position computed)."""
+
+    stage: str
+    layer: int
+    head: int
+    row: int
+
+
+def worked_step(explorer: Explorer) -> WorkedStep:
+    """The current step of the explorer, worked through (with its masks, silenced heads and positions)."""
+    state, model = explorer.state, explorer.checkpoint.model
+    target = [model.config.decoder_start_id, *explorer.decoding.output_ids]
+    if explorer.finished:
+        target = target[:-1]  # the step that wrote </s> is the last one there is
+    chosen = explorer.decoding.output_ids[-1] if explorer.finished else None
+    return work_through(
+        model, explorer.source_ids(), target, causal_mask_on=state.causal_mask, padding_mask_on=state.padding_mask,
+        silenced=state.silenced, use_positions=state.positions, chosen=chosen,
+    )  # fmt: skip
+
+
+def where(explorer: Explorer, worked: WorkedStep) -> Where:
+    """The state's stage, layer, head and source position, each brought into this model's range."""
+    state, config = explorer.state, explorer.checkpoint.model.config
+    encoder = state.stage.startswith("encoder")
+    n_layers = config.n_encoder_layers if encoder else config.n_decoder_layers
+    rows = worked.source_embedding.ids.numel() if encoder else worked.target_embedding.ids.numel()
+    row = min(state.stage_position, rows - 1) if encoder else rows - 1
+    layer = min(state.stage_layer, max(n_layers - 1, 0))
+    return Where(state.stage, layer, min(state.stage_head, config.n_heads - 1), row)
+
+
+def stage_view(explorer: Explorer, worked: WorkedStep | None = None) -> tuple[go.Figure, str]:
+    """The chosen stage's tensors (one figure) and its formula and numbers (Markdown)."""
+    worked = worked or worked_step(explorer)
+    at = where(explorer, worked)
+    tokenizer = explorer.checkpoint.tokenizer
+    source = [tokenizer.source_piece(int(i)) for i in worked.source_embedding.ids]
+    target = [tokenizer.target_piece(int(i)) for i in worked.target_embedding.ids]
+    family, _, part = at.stage.partition(".")
+    if at.stage == "output":
+        return output_view(worked.output, explorer, target[-1])
+    if at.stage == "layers":
+        return layers_view(worked, explorer)
+    tokens = source if family == "encoder" else target
+    layers = worked.encoder if family == "encoder" else worked.decoder
+    if part == "embedding":
+        embedding = worked.source_embedding if family == "encoder" else worked.target_embedding
+        return embedding_view(embedding, tokens, at.row, family)
+    stage = getattr(layers[at.layer], part)
+    where_text = f"{family} layer {at.layer}, position {at.row} (“{tokens[at.row]}”)"
+    if isinstance(stage, AttentionStage):
+        keys = source if part == "cross_attention" else tokens
+        return attention_view(stage, tokens, keys, at, where_text, cross=part == "cross_attention")
+    if isinstance(stage, AddNormStage):
+        return add_norm_view(stage, at.row, where_text)
+    return ffn_view(stage, at.row, where_text)
+
+
+def embedding_view(e: EmbeddingStage, tokens: list[str], row: int, family: str) -> tuple[go.Figure, str]:
+    d = e.out.shape[-1]
+    token, token_id = tokens[row], int(e.ids[row])
+    panels = [
+        TensorPanel(f"E[{token_id}]: the embedding row of “{token}”   (d_model,) = ({d},)", e.token_vectors[row]),
+        TensorPanel(f"× √d_model = × {e.scale:.2f}   (d_model,)", e.token_vectors[row] * e.scale),
+        TensorPanel(f"PE[{row}]: the positional encoding of position {row}   (d_model,)", e.positions[row]),
+        TensorPanel(f"x = E · √d_model + PE: the input of layer 0   (d_model,) = ({d},)", e.out[row]),
+        TensorPanel(
+            f"X: every position so far, the input of layer 0   (L, d_model) = {tuple(e.out.shape)}",
+            e.out,
+            y_labels=tokens,
+            highlight_row=row,
+        ),
+    ]
+    what = "source" if family == "encoder" else "target"
+    text = (
+        f"**{what.capitalize()} embedding** of “{html.escape(token)}” (id {token_id}) at position {row}:\n\n"
+        f"`x = E[{token_id}] · √{d} + PE[{row}]`, a vector of d_model = {d} numbers. The embedding says *which* "
+        f"piece, the positional encoding *where* it is (§3.4, §3.5). Its length: ‖E‖·√d = "
+        f"{float((e.token_vectors[row] * e.scale).norm()):.2f}, ‖PE‖ = {float(e.positions[row].norm()):.2f}.\n\n"
+        "→ **Next:** x is the input of the first layer's self-attention, and the residual stream that skips it."
+    )
+    return figures.tensor_panels(panels), text
+
+
+def attention_view(
+    a: AttentionStage, queries: list[str], keys: list[str], at: Where, where_text: str, *, cross: bool
+) -> tuple[go.Figure, str]:  # fmt: skip
+    h, row = at.head, at.row
+    n_heads, _, d_k = a.q.shape
+    d = a.concat.shape[-1]
+    scores, weights = a.scores[h, row], a.weights[h, row]
+    masked = ~a.allowed[row]
+    key_name = "S" if cross else "L"
+    panels = [
+        TensorPanel(f"x: the input at “{queries[row]}”   (d_model,) = ({d},)", a.input[row]),
+        TensorPanel(f"q = x W_Q + b_Q, head {h}   (d_k,) = ({d_k},)", a.q[h, row]),
+        TensorPanel(f"K: the keys, head {h}   ({key_name}, d_k) = {tuple(a.k[h].shape)}", a.k[h], y_labels=keys),
+        TensorPanel(f"V: the values, head {h}   ({key_name}, d_k) = {tuple(a.v[h].shape)}", a.v[h], y_labels=keys),
+        TensorPanel(
+            f"scores = q · k / √d_k = q · k / {d_k**0.5:.2f}, masked ones −∞   ({key_name},)",
+            scores,
+            kind="bars",
+            x_labels=keys,
+            masked=masked,
+            number_format=".2f",
+        ),
+        TensorPanel(
+            f"weights = softmax(scores)   ({key_name},)", weights, kind="bars", x_labels=keys, number_format=".2f"
+        ),
+        TensorPanel(
+            f"head {h} = weights · V   (d_k,) = ({d_k},)" + ("   silenced: zeros" if not a.kept[h] else ""),
+            a.heads[h, row],
+        ),
+        TensorPanel(f"Concat(head 0 … head {n_heads - 1})   (H·d_k,) = ({d},)", a.concat[row]),
+        TensorPanel(f"output = Concat · W^O + b_O   (d_model,) = ({d},)", a.out[row]),
+    ]
+    best = int(weights.argmax())
+    silenced = [str(i) for i in range(n_heads) if not a.kept[i]]
+    kind = "Cross-attention" if cross else ("Masked self-attention" if "decoder" in where_text else "Self-attention")
+    lines = [
+        f"**{kind}**, {html.escape(where_text)}, head {h} of {n_heads}:\n",
+        "`scores = q Kᵀ / √d_k` → `weights = softmax(scores)` (a masked score is −∞, so its weight is 0) → "
+        "`head = weights · V`; then `MultiHead = Concat(head_0, …, head_H−1) W^O` (§3.2).\n",
+        f"The query of “{html.escape(queries[row])}” scores highest against “{html.escape(keys[best])}” "
+        f"({float(scores[best]):.2f}), which gets weight {float(weights[best]):.2f}.",
+    ]
+    if int(masked.sum()):
+        lines.append(f" {int(masked.sum())} of its {len(keys)} keys are masked.")
+    if cross:
+        lines.append(
+            "\n\nK and V come from the encoder's output (the *memory*, S × d_model): they were computed once, at "
+            "the first step of this translation, and every later step reads them from the decoder's cache."
+        )
+    if silenced:
+        lines.append(f"\n\nSilenced heads of this layer: {', '.join(silenced)}: their output is zeros before W^O.")
+    lines.append("\n\n→ **Next:** the output joins the residual stream in *Add & Norm*.")
+    return figures.tensor_panels(panels), "".join(lines)
+
+
+def add_norm_view(s: AddNormStage, row: int, where_text: str) -> tuple[go.Figure, str]:
+    d = s.out.shape[-1]
+    mean, variance = float(s.mean[row]), float(s.variance[row])
+    norm_title = f"LayerNorm: (x − μ) / √(σ² + ε) · γ + β, with μ = {mean:.3f}, σ² = {variance:.3f}   (d_model,)"
+    if s.pre_norm:
+        panels = [
+            TensorPanel(f"x: the residual stream   (d_model,) = ({d},)", s.residual[row]),
+            TensorPanel(norm_title + ": the sub-layer's input", s.normalised[row]),
+            TensorPanel("γ: LayerNorm's scale   (d_model,)", s.gamma),
+            TensorPanel("β: LayerNorm's shift   (d_model,)", s.beta),
+            TensorPanel("sublayer(LayerNorm(x))   (d_model,)", s.sublayer[row]),
+            TensorPanel("out = x + sublayer(LayerNorm(x))   (d_model,)", s.out[row]),
+        ]
+        formula = "`out = x + Sublayer(LayerNorm(x))` (pre-norm: the stream itself is never normalised)"
+    else:
+        panels = [
+            TensorPanel(f"x: the residual stream, the sub-layer's input   (d_model,) = ({d},)", s.residual[row]),
+            TensorPanel("sublayer(x)   (d_model,)", s.sublayer[row]),
+            TensorPanel("x + sublayer(x)   (d_model,)", s.total[row]),
+            TensorPanel("γ: LayerNorm's scale   (d_model,)", s.gamma),
+            TensorPanel("β: LayerNorm's shift   (d_model,)", s.beta),
+            TensorPanel(norm_title + " = out", s.out[row]),
+        ]
+        formula = "`out = LayerNorm(x + Sublayer(x))` (post-norm, as in the paper, §3.1)"
+    text = (
+        f"**Residual connection and LayerNorm**, {html.escape(where_text)}:\n\n{formula}. The vector's mean is "
+        f"{mean:.3f} and its variance {variance:.3f}; LayerNorm brings them to 0 and 1, then scales each "
+        "dimension by γ and shifts it by β (both learned).\n\n→ **Next:** the next sub-layer, or the next layer."
+    )
+    return figures.tensor_panels(panels), text
+
+
+def ffn_view(f: FeedForwardStage, row: int, where_text: str) -> tuple[go.Figure, str]:
+    d, n_hidden = f.out.shape[-1], f.hidden.shape[-1]
+    zeros = f.exactly_zero(row)
+    panels = [
+        TensorPanel(f"x: the input   (d_model,) = ({d},)", f.input[row]),
+        TensorPanel(f"x W_1 + b_1   (d_ff,) = ({n_hidden},)", f.pre_activation[row]),
+        TensorPanel(f"{f.activation}(x W_1 + b_1): {zeros} of {n_hidden} exactly zero   (d_ff,)", f.hidden[row]),
+        TensorPanel(f"output = {f.activation}(…) W_2 + b_2   (d_model,) = ({d},)", f.out[row]),
+    ]
+    text = (
+        f"**Position-wise feed-forward network**, {html.escape(where_text)}:\n\n`FFN(x) = {f.activation}(x W_1 + "
+        f"b_1) W_2 + b_2` (§3.3): up to d_ff = {n_hidden} dimensions, a nonlinearity, back down to {d}. Here "
+        f"{zeros} of the {n_hidden} hidden activations are exactly zero"
+        + (" (ReLU cuts every negative one)" if f.activation == "relu" else "")
+        + ".\n\n→ **Next:** *Add & Norm*, then the next layer."
+    )
+    return figures.tensor_panels(panels), text
+
+
+def output_view(o: OutputStage, explorer: Explorer, last: str) -> tuple[go.Figure, str]:
+    tokenizer, config = explorer.checkpoint.tokenizer, explorer.checkpoint.model.config
+    ids, probabilities = o.top(TOP)
+    labels = [tokenizer.target_piece(int(i)) for i in ids]
+    d, n_vocab = o.final.numel(), config.tgt_vocab_size
+    pre = config.norm_position == "pre"
+    panels = [TensorPanel(f"y: the last layer's output at “{last}”   (d_model,) = ({d},)", o.final_input)]
+    if pre:
+        panels.append(TensorPanel("LayerNorm(y): the final LayerNorm of a pre-norm stack   (d_model,)", o.final))
+    panels += [
+        TensorPanel(
+            f"logits = y W_outᵀ{' + b' if explorer.checkpoint.model.logits_bias is not None else ''}: the "
+            f"{TOP} highest of V = {n_vocab:,}   (V,)",
+            o.logits[ids],
+            kind="bars",
+            x_labels=labels,
+            number_format=".2f",
+        ),
+        TensorPanel(f"p = softmax(logits): the same {TOP}   (V,)", probabilities, kind="bars", x_labels=labels),
+    ]
+    tied = "the target embedding matrix itself (tied, §3.4)" if config.tie_output else "its own matrix (untied)"
+    text = (
+        f"**Linear + softmax** at “{html.escape(last)}”:\n\n`logits = y W_outᵀ`, one score for each of the "
+        f"{n_vocab:,} pieces of the vocabulary; W_out is {tied}. `p = softmax(logits)`. The most probable next "
+        f"piece is “{html.escape(labels[0])}” ({float(probabilities[0]):.1%}): the top of the next-token chart."
+    )
+    return figures.tensor_panels(panels), text
+
+
+def layers_view(worked: WorkedStep, explorer: Explorer) -> tuple[go.Figure, str]:
+    tokenizer = explorer.checkpoint.tokenizer
+    chosen = int(worked.output.probabilities.argmax()) if not explorer.finished else explorer.decoding.output_ids[-1]
+    name = tokenizer.target_piece(chosen)
+    predictions = worked.layer_predictions
+    layer_labels = [f"layer {p.layer}" for p in predictions]
+    panels = [
+        TensorPanel(
+            f"p(“{name}”) if each layer were the last   (layers,)",
+            [p.chosen_probability for p in predictions],
+            kind="bars",
+            x_labels=layer_labels,
+            number_format=".2f",
+        ),
+    ]
+
+    def top(p) -> str:
+        pairs = zip(p.top_ids, p.top_probabilities, strict=True)
+        return ", ".join(f"{html.escape(tokenizer.target_piece(i))} {q:.0%}" for i, q in pairs)
+
+    rows = "\n".join(f"| {p.layer} | {top(p)} | {p.chosen_probability:.1%} |" for p in predictions)
+    text = (
+        "**What each layer would say** (“when does the model know?”): each decoder layer's output at the last "
+        "position, put through the final projection as if no layer came after it"
+        + (" (with the final LayerNorm)" if worked.pre_norm else "")
+        + f".\n\n| layer | top 3 | p(“{html.escape(name)}”) |\n|---|---|---|\n{rows}"
+    )
+    return figures.tensor_panels(panels), text

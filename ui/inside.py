@@ -1,0 +1,73 @@
+"""The Inside a step tab: the whole computation of the token being predicted now, stage by stage, on the
+paper's architecture diagram (explorer.inside; transformer.worked computes the numbers)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gradio as gr
+from gradio.components import Component
+
+from explorer import inside
+
+from .panel import Panel as Base
+from .panel import Refresh
+
+HINT = (
+    "Every number the model computes for the next token, with this sentence's values: choose a block of the "
+    "architecture beside the diagram (the paper's Figure 1), a layer and a head. Hover a strip or a matrix for "
+    "its numbers."
+)
+
+
+class Panel(Base):
+    tab = "inside"
+
+    def __init__(self, page):
+        super().__init__(page)
+        with page.tab("Inside a step", self.tab):
+            gr.Markdown(HINT, elem_classes="caption")
+            with gr.Row():
+                with gr.Column(scale=2, min_width=320):
+                    self.diagram = gr.Plot(show_label=False, elem_id="inside-diagram")
+                    self.stage = page.setting("stage", gr.Radio(
+                        inside.stage_choices(), value="decoder.self_attention", label="Stage",
+                        elem_id="inside-stage",
+                    ))  # fmt: skip
+                with gr.Column(scale=3):
+                    with gr.Row():
+                        self.layer = page.setting("stage_layer", gr.Slider(0, 5, value=0, step=1, label="Layer",
+                                                                           elem_id="inside-layer"))  # fmt: skip
+                        self.head = page.setting("stage_head", gr.Slider(0, 7, value=0, step=1, label="Head",
+                                                                         elem_id="inside-head"))  # fmt: skip
+                        self.position = page.setting("stage_position", gr.Slider(
+                            0, 63, value=0, step=1, label="Source position (encoder stages)",
+                            elem_id="inside-position",
+                        ))  # fmt: skip
+                    self.text = gr.Markdown(elem_id="inside-text")
+                    self.plot = gr.Plot(show_label=False, elem_id="inside-plot")
+        self.outputs = [self.diagram, self.text, self.plot, self.layer, self.head, self.position]
+
+    def refresh(self, frame: Refresh) -> dict[Component, Any]:
+        explorer = frame.explorer
+        worked = inside.worked_step(explorer)
+        figure, text = inside.stage_view(explorer, worked)
+        updates: dict[Component, Any] = {self.plot: figure, self.text: text}
+        if not frame.light:  # the stage, the model or the sentence changed: the diagram and the controls' ranges
+            config, state = explorer.checkpoint.model.config, frame.state
+            at = inside.where(explorer, worked)
+            updates[self.diagram] = inside.diagram(explorer, state.stage)
+            n_layers = max(config.n_encoder_layers, config.n_decoder_layers)
+            updates[self.layer] = gr.update(maximum=max(n_layers - 1, 0), value=at.layer)
+            updates[self.head] = gr.update(maximum=config.n_heads - 1, value=at.head)
+            n_source = worked.source_embedding.ids.numel()
+            updates[self.position] = gr.update(
+                maximum=max(n_source - 1, 1), value=min(state.stage_position, n_source - 1)
+            )
+        return updates
+
+    def cleared(self, message: str) -> dict[Component, Any]:
+        return {self.plot: None, self.text: ""}
+
+    def wire(self) -> None:
+        self.page.on_input(self.stage, self.layer, self.head, self.position)
