@@ -729,7 +729,8 @@ class TensorPanel:
     number_format: str = ".3f"
 
 
-_PANEL_GAP_PX = 46  # room for a panel's title (and a bar panel's labels below it)
+_PANEL_GAP_PX = 40  # room for a panel's title
+_BAR_LABELS_PX = 56  # and under a bar panel, for its labels
 
 
 def _panel_height(panel: TensorPanel) -> int:
@@ -744,16 +745,17 @@ def tensor_panels(panels: Sequence[TensorPanel], *, title: str = "") -> go.Figur
     if not panels:
         raise ValueError("no panels to draw")
     heights = [_panel_height(p) for p in panels]
-    total = sum(heights) + _PANEL_GAP_PX * len(panels)
+    below = [_BAR_LABELS_PX if p.kind == "bars" else 0 for p in panels]  # a bar panel's labels
+    total = sum(heights) + sum(below) + _PANEL_GAP_PX * len(panels)
     traces, layout, shapes, annotations, top = [], {}, [], [], total
-    for i, (panel, height) in enumerate(zip(panels, heights, strict=True)):
+    for i, (panel, height, labels_px) in enumerate(zip(panels, heights, below, strict=True)):
         x_name, y_name = f"x{i + 1 if i else ''}", f"y{i + 1 if i else ''}"
         top -= _PANEL_GAP_PX
         domain = _domain((top - height) / total, top / total)
         annotations.append({"text": escape_label(panel.title), "x": 0, "y": top / total, "xref": "paper",
                             "yref": "paper", "xanchor": "left", "yanchor": "bottom", "showarrow": False,
                             "font": {"size": 12}})  # fmt: skip
-        top -= height
+        top -= height + labels_px
         trace, x_axis, y_axis, shape = _panel_trace(panel, x_name, y_name)
         traces += trace
         layout["xaxis" + x_name[1:]] = {**x_axis, "anchor": y_name, "domain": [0, 1]}
@@ -761,7 +763,7 @@ def tensor_panels(panels: Sequence[TensorPanel], *, title: str = "") -> go.Figur
         shapes += shape
     first_x, first_y = layout.pop("xaxis"), layout.pop("yaxis")
     return _figure(traces, title, total + 50, xaxis=first_x, yaxis=first_y, annotations=annotations,
-                   shapes=shapes, showlegend=False)  # fmt: skip
+                   shapes=shapes, showlegend=False, **layout)  # fmt: skip
 
 
 def _panel_trace(panel: TensorPanel, x_name: str, y_name: str) -> tuple[list, dict, dict, list]:
@@ -774,7 +776,7 @@ def _panel_trace(panel: TensorPanel, x_name: str, y_name: str) -> tuple[list, di
         shown = np.where(masked, 0.0, values)
         text = ["−∞" if m else format(v, fmt) for v, m in zip(values, masked, strict=True)]
         hover = [f"{label}: {t}" + (" (masked)" if m else "") for label, t, m in zip(labels, text, masked, strict=True)]
-        bar = go.Bar(x=labels, y=shown, xaxis=x_name, yaxis=y_name, text=text, textposition="outside",
+        bar = go.Bar(x=labels, y=shown, xaxis=x_name, yaxis=y_name, text=text, textposition="auto",
                      marker={"color": [MASKED_COLOR if m else BAR_COLOR for m in masked]}, cliponaxis=False,
                      hovertext=hover, hoverinfo="text")  # fmt: skip
         x_axis = {"type": "category", "tickfont": {"size": 10}, "automargin": True}
@@ -855,8 +857,9 @@ def architecture_diagram(
     right = column(decoder, 7.6, n_decoder)
     cross = next((b.key for b in decoder if "cross_attention" in b.key and "norm" not in b.key), None)
     if left and cross:  # the encoder's output feeds every decoder layer's cross-attention
-        top = max(left.values()) + _BLOCK_H / 2
-        annotations.append(_arrow(2.2, top, 7.6 - _BLOCK_W / 2, right[cross], text="memory"))
+        top = max(left.values()) + _BLOCK_H / 2 + 0.6  # above the frame: the encoder's output
+        annotations.append(_arrow(2.2, top, 7.6 - _BLOCK_W / 2, right[cross], text="memory (S, d_model)"))
+        annotations.append(_arrow(2.2, top - 0.6, 2.2, top - 0.05))
     height = max([*left.values(), *right.values()]) + 1
     return _figure([], title, 120 + int(42 * height), xaxis={"visible": False, "range": [0, 10.6]},
                    yaxis={"visible": False, "range": [0, height]}, shapes=shapes, annotations=annotations)  # fmt: skip

@@ -6,6 +6,7 @@ Screenshots go to test-artifacts/. The app runs in its own process, as a user wo
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -154,8 +155,9 @@ def test_a_plot_redrawn_while_its_tab_is_hidden_fills_its_width_when_shown(page)
         timeout=5_000,
     )
     page.wait_for_function(f"n => ({rows})() === n + 1", arg=n_rows)  # and it shows the step taken meanwhile
+    before = output(page)
     page.locator("#back-btn").click()  # back to one step, where the next test starts
-    wait_for_output_change(page, output(page))
+    wait_for_output_change(page, before)
 
 
 def test_the_teacher_forced_table_shows_tokens_as_they_are(page):
@@ -366,6 +368,64 @@ def test_cross_attention_as_alignment_lines(page):
     shot(page, "alignment")
     page.locator("#attention-view").get_by_text("one family").click()
     page.wait_for_function(f"() => ({ROWS})().length === 1")
+
+
+STAGE_HEADINGS = {  # what the text of each stage starts with
+    "Encoder · Input embedding + positions": "Source embedding",
+    "Encoder · Multi-head self-attention": "Self-attention",
+    "Encoder · Feed forward": "Position-wise feed-forward",
+    "Decoder · Output embedding + positions": "Target embedding",
+    "Decoder · Masked multi-head self-attention": "Masked self-attention",
+    "Decoder · Multi-head cross-attention": "Cross-attention",
+    "Decoder · Feed forward": "Position-wise feed-forward",
+    "Linear + softmax": "Linear + softmax",
+    "What each layer would say": "What each layer would say",
+}
+BARS = """selector => {  // the labels and values of the last bar trace of a figure (as plotly decoded them)
+    const gd = document.querySelector(selector + ' .js-plotly-plot');
+    const bars = gd._fullData.filter(t => t.type === 'bar').pop();
+    const across = bars.orientation === 'h';
+    return [Array.from(across ? bars.y : bars.x), Array.from(across ? bars.x : bars.y)];
+}"""
+
+
+def test_inside_a_step_walks_every_stage_and_ends_at_the_candidates(page):
+    """Issue 14: every stage of the architecture, with its tensors; the output's probabilities are the chart's."""
+    page.get_by_role("tab", name="Inside a step").click()
+    page.wait_for_selector("#inside-plot .js-plotly-plot")
+    page.wait_for_selector("#inside-diagram .js-plotly-plot")
+    add_norms = page.locator("#inside-stage label").filter(has_text="Add & Norm")
+    assert add_norms.count() == 5  # two in each encoder layer, three in each decoder layer
+    for i in range(add_norms.count()):
+        add_norms.nth(i).click()
+        page.wait_for_function("() => document.querySelector('#inside-text').innerText.includes('Residual connection')")
+    for label, heading in STAGE_HEADINGS.items():
+        page.locator("#inside-stage label").filter(has_text=label).first.click()
+        page.wait_for_function("h => document.querySelector('#inside-text').innerText.startsWith(h)", arg=heading)
+        page.wait_for_function("() => document.querySelector('#inside-plot .js-plotly-plot').data.length > 0")
+        if "attention" in heading:  # the shapes in the tutorials' notation
+            assert "(d_k,)" in page.locator("#inside-plot").inner_text()
+    shot(page, "inside-layers")
+    page.locator("#inside-stage label").filter(has_text="Linear + softmax").click()
+    page.wait_for_function("() => document.querySelector('#inside-text').innerText.startsWith('Linear + softmax')")
+    page.wait_for_timeout(500)
+    labels, values = page.evaluate(BARS, "#inside-plot")
+    chart_labels, chart_values = page.evaluate(BARS, "#candidates-plot")
+    assert labels == chart_labels
+    assert max(abs(a - b) for a, b in zip(values, chart_values, strict=True)) < 1e-4
+    shot(page, "inside-output")
+    # it follows the decoding: Back moves the stage to the position before
+    page.locator("#inside-stage label").filter(has_text="Masked multi-head self-attention").click()
+    page.wait_for_function("() => document.querySelector('#inside-text').innerText.startsWith('Masked')")
+    position = int(re.search(r"position (\d+)", page.locator("#inside-text").inner_text()).group(1))
+    assert position >= 1
+    page.locator("#back-btn").click()
+    page.wait_for_function("p => document.querySelector('#inside-text').innerText.includes(`position ${p}`)",
+                           arg=position - 1)  # fmt: skip
+    page.locator("#step-btn").click()
+    page.wait_for_function("p => document.querySelector('#inside-text').innerText.includes(`position ${p}`)",
+                           arg=position)  # fmt: skip
+    page.get_by_role("tab", name="Attention").click()
 
 
 ON_SCREEN = """ids => ids.map(id => {

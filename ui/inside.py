@@ -41,7 +41,7 @@ class Panel(Base):
                         self.head = page.setting("stage_head", gr.Slider(0, 7, value=0, step=1, label="Head",
                                                                          elem_id="inside-head"))  # fmt: skip
                         self.position = page.setting("stage_position", gr.Slider(
-                            0, 63, value=0, step=1, label="Source position (encoder stages)",
+                            0, 63, value=0, step=1, label="Source position", info="for the encoder's stages",
                             elem_id="inside-position",
                         ))  # fmt: skip
                     self.text = gr.Markdown(elem_id="inside-text")

@@ -171,9 +171,12 @@ class Page:
         return run_gpu(handler)
 
     def on_input(self, *components: Component) -> None:
-        """When the user changes one of `components`: apply the settings and redraw."""
+        """When the user changes one of `components`: apply the settings and redraw. A change made while the last
+        one is still being applied is applied after it ("always_last"; gradio's default drops it, and the page
+        then showed a view that was not the one chosen)."""
         for component in components:
-            component.input(self.apply, self.inputs, self.outputs, api_visibility="private", **QUICK)
+            component.input(self.apply, self.inputs, self.outputs, api_visibility="private", trigger_mode="always_last",
+                            **QUICK)  # fmt: skip
 
     @property
     def apply(self) -> Callable[..., dict]:

@@ -1,0 +1,86 @@
+"""The Inside a step view (explorer/inside.py): every stage of the architecture drawn from the worked computation,
+with this sentence's numbers, in step with the explorer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry, inside
+
+CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
+
+
+@pytest.fixture(scope="module")
+def explorer():
+    e = Explorer(ModelRegistry(CHECKPOINTS), ExplorerState(model="numbers-de", source="three hundred and forty-two"))
+    e.step()
+    e.step()
+    return e
+
+
+@pytest.mark.parametrize("stage", inside.STAGES)
+def test_every_stage_draws_its_tensors_and_says_what_they_are(explorer, stage):
+    state = explorer.state.replace(stage=stage, stage_layer=1, stage_head=3, stage_position=2)
+    viewed = Explorer(explorer.registry, state)
+    figure, text = inside.stage_view(viewed)
+    assert figure.data and text
+    titles = " ".join(a.text for a in figure.layout.annotations)
+    if stage.endswith("attention"):
+        assert "(d_k,)" in titles and "head 3" in titles and "W^O" in titles
+        assert ("S, d_k" in titles) == (stage == "decoder.cross_attention")
+    if stage.endswith("add_norm"):
+        assert "μ =" in titles and "γ" in titles and "β" in titles
+    if stage.endswith("ffn"):
+        assert "exactly zero" in titles and "(d_ff,)" in titles
+    if stage.startswith("encoder") and stage != "encoder.embedding":
+        assert "position 2" in text  # the source position chosen
+    diagram = inside.diagram(viewed, stage)
+    filled = [a.text for a in diagram.layout.annotations if a.font.color == "white"]
+    assert len(filled) == 1  # the chosen block, and only it, is filled
+
+
+def test_the_output_stage_shows_the_candidates_of_the_step(explorer):
+    state = explorer.state.replace(stage="output")
+    viewed = Explorer(explorer.registry, state)
+    figure, text = inside.stage_view(viewed)
+    probabilities = [t for t in figure.data if t.type == "bar"][-1]
+    candidates = viewed.views().candidates
+    assert list(probabilities.y) == pytest.approx([c.prob for c in candidates], abs=1e-6)
+    assert len(probabilities.y) == inside.TOP  # never the whole vocabulary
+    assert "the top of the next-token chart" in text
+
+
+def test_what_each_layer_would_say_ends_where_the_model_does(explorer):
+    worked = inside.worked_step(explorer)
+    assert worked.layer_predictions[-1].top_ids[0] == explorer.decoding.upcoming()[0].token_id
+    _, text = inside.stage_view(Explorer(explorer.registry, explorer.state.replace(stage="layers")), worked)
+    assert text.count("\n| ") == len(worked.layer_predictions) + 1  # the header and one row per layer
+
+
+def test_the_view_follows_the_step_the_masks_and_the_silenced_heads(explorer):
+    state = explorer.state.replace(stage="decoder.self_attention", stage_layer=0, stage_head=1)
+    before = inside.stage_view(Explorer(explorer.registry, state))[1]
+    stepped = Explorer(explorer.registry, state)
+    stepped.step()
+    assert "position 2" in before and "position 3" in inside.stage_view(stepped)[1]
+    silenced = Explorer(explorer.registry, state.replace(silenced=frozenset({("decoder_self", 0, 1)})))
+    figure, text = inside.stage_view(silenced)
+    assert "silenced: zeros" in " ".join(a.text for a in figure.layout.annotations)
+    assert "Silenced heads of this layer: 1" in text
+    unmasked = Explorer(explorer.registry, state.replace(causal_mask=False))
+    first_row = Explorer(explorer.registry, state)  # position 2 sees everything before it either way; the row is
+    assert inside.worked_step(unmasked).decoder[0].self_attention.allowed.all()  # … not masked anywhere
+    assert not inside.worked_step(first_row).decoder[0].self_attention.allowed.all()
+
+
+def test_a_layer_head_or_position_beyond_the_model_is_brought_into_range(explorer):
+    state = explorer.state.replace(stage="encoder.ffn", stage_layer=9, stage_head=9, stage_position=99)
+    viewed = Explorer(explorer.registry, state)
+    at = inside.where(viewed, inside.worked_step(viewed))
+    config = viewed.checkpoint.model.config
+    assert (at.layer, at.head) == (config.n_encoder_layers - 1, config.n_heads - 1)
+    assert at.row == len(viewed.source_ids()) - 1
+    with pytest.raises(ExplorerError, match="unknown stage"):
+        ExplorerState(stage="decoder.somewhere")
