@@ -11,6 +11,9 @@
   heatmap alone is drawn (what `step_ms` measured before the thumbnails). On a ten-word sentence (`SENTENCE`)
   with the built-in model `model`; 30 timed steps (3 in quick mode), the translation is reset whenever it
   finishes.
+* **Step, Inside a step** — `inside_step_ms_*`: the same, with the Inside a step tab open (its default stage, the
+  decoder's masked self-attention of layer 0), until that stage's tensors are shown for the new position (the
+  text names it, every image decoded) and the candidates are drawn.
 * **Run** — `run_ms_*`: from clicking Run (`#run-btn`) until the whole translation is shown; reset in between.
   10 runs (2 in quick mode). Also `translation` and `n_steps`, the Step clicks from the empty output to the finish.
 * **Memory** of the app process from `/proc/<pid>/status`, in MiB: `rss_bare_mb` right after start (no model is
@@ -193,6 +196,28 @@ STEP_JS = (
         }, 'the step to be drawn');
         return {ms, heatmap_ms: heatmap, finished: finishedShown() && rows() === before, ...(await answer(t0))};
     } finally { watch.stop(); candidates.stop(); }
+}"""
+)
+
+# With the Inside a step tab open: click Step; resolves when the stage's figure has been drawn for the new step (its
+# text names the new position) or the finish is shown.
+INSIDE_STEP_JS = (
+    "async () => {"
+    + _JS_HELPERS
+    + """
+    const position = () => Number((/position (\\d+)/.exec(document.querySelector('#inside-text').innerText) || [])[1]);
+    const next = position() + 1;
+    // the stage's tensors are HTML: drawn once the text names the new position and the panels of that answer are in
+    const drawn = () => position() === next && document.querySelector('#inside-plot .tensor') !== null
+        && [...document.querySelectorAll('#inside-plot img')].every(img => img.complete);
+    const candidates = watchDraws('#candidates-plot', () => null);  // and the candidates above, drawn too
+    try {
+        const t0 = performance.now();
+        document.querySelector('#step-btn').click();
+        const ms = await untilFrame(t0, () => (drawn() && candidates.draws() > 0) || finishedShown(),
+                                    'the inside view to be drawn');
+        return {ms, finished: finishedShown(), ...(await answer(t0))};
+    } finally { candidates.stop(); }
 }"""
 )
 
@@ -446,6 +471,8 @@ def _measure_page(app: App, page, *, model: str, steps: int, runs: int, memory_s
         else:
             timed.append(result)
 
+    inside_results = _inside_steps(page, steps)
+
     run_results = []
     for _ in range(runs):
         page.evaluate(RESET_JS)
@@ -466,6 +493,8 @@ def _measure_page(app: App, page, *, model: str, steps: int, runs: int, memory_s
         **_breakdown("step", timed),
         **_summary("run_ms", [r["ms"] for r in run_results]),
         **_breakdown("run", run_results),
+        **_summary("inside_step_ms", [r["ms"] for r in inside_results]),
+        **_breakdown("inside_step", inside_results),
         "run_first_token_ms_median": _median(run_results, "first_token_ms"),
         "run_messages": _median(run_results, "messages", 0),
         "models_loaded": models,
@@ -474,6 +503,30 @@ def _measure_page(app: App, page, *, model: str, steps: int, runs: int, memory_s
         "rss_after_steps_mb": after_memory["VmRSS"],
         "rss_after_100_steps_mb": after_memory["VmRSS"] if step_clicks == 100 else None,
     }
+
+
+def _inside_steps(page, steps: int) -> list[dict[str, Any]]:
+    """Step with the Inside a step tab open (its default stage, the decoder's masked self-attention of layer 0):
+    `steps` timed steps, reset whenever the translation finishes; then back to the Attention tab."""
+    page.evaluate(RESET_JS)
+    opened = "() => /position 0 /.test(document.querySelector('#inside-text').innerText)"
+    page.get_by_role("tab", name="Inside a step").click()
+    page.wait_for_function(opened, timeout=ACTION_TIMEOUT_MS)
+    page.wait_for_timeout(500)
+    timed: list[dict[str, Any]] = []
+    while len(timed) < steps:
+        result = page.evaluate(INSIDE_STEP_JS)
+        if result["finished"]:
+            page.get_by_role("tab", name="Attention").click()
+            page.evaluate(RESET_JS)
+            page.get_by_role("tab", name="Inside a step").click()
+            page.wait_for_function(opened, timeout=ACTION_TIMEOUT_MS)
+            page.wait_for_timeout(500)
+        else:
+            timed.append(result)
+    page.get_by_role("tab", name="Attention").click()
+    page.wait_for_timeout(500)
+    return timed
 
 
 def measure_app(*, quick: bool, repeats: int | None = None, model: str = "en-de") -> dict:

@@ -23,6 +23,7 @@ import base64
 import html
 import io
 import itertools
+import json
 import math
 import operator
 import re
@@ -55,7 +56,7 @@ __all__ = [
     "position_similarity",
     "positional_curves",
     "positional_heatmap",
-    "tensor_panels",
+    "tensor_panels_html",
     "thumbnail_png",
     "token_chips_html",
 ]
@@ -729,82 +730,76 @@ class TensorPanel:
     number_format: str = ".3f"
 
 
-_PANEL_GAP_PX = 40  # room for a panel's title
-_BAR_LABELS_PX = 56  # and under a bar panel, for its labels
+_DIVERGING_RGB = _colour_table(DIVERGING_COLORSCALE)
+_ROW_PX = 14  # the height of one row of a matrix or strip on the page
 
 
-def _panel_height(panel: TensorPanel) -> int:
-    if panel.kind == "bars":
-        return 150
-    rows = 1 if np.ndim(panel.values) == 1 else np.shape(panel.values)[0]
-    return _clamp(14 + 16 * rows, 26, 320)
+def tensor_panels_html(panels: Sequence[TensorPanel]) -> str:
+    """The tensors of a stage stacked top to bottom as HTML: each a title with its shape, then a strip or matrix
+    (a PNG of whole-pixel cells, stretched by the page) or a row of bars. The values travel along (`data-values`),
+    so that the page's script can show each cell's number under the pointer; bars carry theirs in `title`.
 
-
-def tensor_panels(panels: Sequence[TensorPanel], *, title: str = "") -> go.Figure:
-    """The tensors of a stage stacked top to bottom, each with its title and shape; numbers on hover."""
+    HTML rather than a Plotly figure: the page redraws this at every step, and Plotly, which lays out and redraws
+    a figure of stacked subplots whole after every update, took about 180 ms for nine panels."""
     if not panels:
         raise ValueError("no panels to draw")
-    heights = [_panel_height(p) for p in panels]
-    below = [_BAR_LABELS_PX if p.kind == "bars" else 0 for p in panels]  # a bar panel's labels
-    total = sum(heights) + sum(below) + _PANEL_GAP_PX * len(panels)
-    traces, layout, shapes, annotations, top = [], {}, [], [], total
-    for i, (panel, height, labels_px) in enumerate(zip(panels, heights, below, strict=True)):
-        x_name, y_name = f"x{i + 1 if i else ''}", f"y{i + 1 if i else ''}"
-        top -= _PANEL_GAP_PX
-        domain = _domain((top - height) / total, top / total)
-        annotations.append({"text": escape_label(panel.title), "x": 0, "y": top / total, "xref": "paper",
-                            "yref": "paper", "xanchor": "left", "yanchor": "bottom", "showarrow": False,
-                            "font": {"size": 12}})  # fmt: skip
-        top -= height + labels_px
-        trace, x_axis, y_axis, shape = _panel_trace(panel, x_name, y_name)
-        traces += trace
-        layout["xaxis" + x_name[1:]] = {**x_axis, "anchor": y_name, "domain": [0, 1]}
-        layout["yaxis" + y_name[1:]] = {**y_axis, "anchor": x_name, "domain": domain}
-        shapes += shape
-    first_x, first_y = layout.pop("xaxis"), layout.pop("yaxis")
-    return _figure(traces, title, total + 50, xaxis=first_x, yaxis=first_y, annotations=annotations,
-                   shapes=shapes, showlegend=False, **layout)  # fmt: skip
+    return '<div class="tensors">' + "".join(_panel_html(panel) for panel in panels) + "</div>"
 
 
-def _panel_trace(panel: TensorPanel, x_name: str, y_name: str) -> tuple[list, dict, dict, list]:
-    """A panel's traces, axes and shapes."""
-    fmt = panel.number_format
+def _panel_html(panel: TensorPanel) -> str:
+    title = f'<div class="tensor-title">{escape_label(panel.title)}</div>'
     if panel.kind == "bars":
-        values = _as_array(panel.values, 1, "values")
-        labels = axis_labels(panel.x_labels if panel.x_labels is not None else range(len(values)))
-        masked = np.zeros(len(values), dtype=bool) if panel.masked is None else np.asarray(panel.masked, bool)
-        shown = np.where(masked, 0.0, values)
-        text = ["−∞" if m else format(v, fmt) for v, m in zip(values, masked, strict=True)]
-        hover = [f"{label}: {t}" + (" (masked)" if m else "") for label, t, m in zip(labels, text, masked, strict=True)]
-        bar = go.Bar(x=labels, y=shown, xaxis=x_name, yaxis=y_name, text=text, textposition="auto",
-                     marker={"color": [MASKED_COLOR if m else BAR_COLOR for m in masked]}, cliponaxis=False,
-                     hovertext=hover, hoverinfo="text")  # fmt: skip
-        x_axis = {"type": "category", "tickfont": {"size": 10}, "automargin": True}
-        return [bar], x_axis, {"zeroline": True, "showgrid": False, "automargin": True}, []
+        return f'<div class="tensor tensor-bars">{title}{_bars_html(panel)}</div>'
     z = _as_array(panel.values, (1, 2), "values")
     z = z[None] if z.ndim == 1 else z
-    n_rows, n_cols = z.shape
-    x = list(range(n_cols)) if panel.x_labels is None else axis_labels(panel.x_labels)
-    y = [""] if panel.y_labels is None and n_rows == 1 else axis_labels(panel.y_labels or range(n_rows))
+    n_rows = z.shape[0]
     if panel.colours == "weights":
-        colour = {"colorscale": ATTENTION_COLORSCALE, "zmin": 0.0, "zmax": 1.0}
+        rgb = _ATTENTION_RGB[np.clip(np.rint(np.nan_to_num(z) * 255), 0, 255).astype(np.int64)]
     else:
-        bound = float(np.nanmax(np.abs(z))) if np.isfinite(z).any() else 1.0
-        colour = {"colorscale": DIVERGING_COLORSCALE, "zmin": -bound or -1.0, "zmax": bound or 1.0}
-    column = "dimension %{x}" if panel.x_labels is None else "%{x}"
-    heat = go.Heatmap(z=z, x=x, y=y, xaxis=x_name, yaxis=y_name, showscale=False, **colour,
-                      hovertemplate=f"%{{y}} {column}<br>%{{z:{fmt}}}<extra></extra>")  # fmt: skip
-    x_axis = {"type": "category" if panel.x_labels is not None else "linear", "showgrid": False,
-              "showticklabels": panel.x_labels is not None and n_cols <= GRID_TICK_MAX, "tickfont": {"size": 10},
-              "automargin": True}  # fmt: skip
-    y_axis = {"type": "category", "autorange": "reversed", "showgrid": False, "tickfont": {"size": 10},
-              "automargin": True, "showticklabels": n_rows > 1 or panel.y_labels is not None}  # fmt: skip
-    shape = []
-    if panel.highlight_row is not None and n_rows > 1:
-        row = _row_index(panel.highlight_row, n_rows)
-        left, right = (-0.5, n_cols - 0.5)
-        shape = [{**_highlight_row(row, n_cols, xref=x_name, yref=y_name), "x0": left, "x1": right}]
-    return [heat], x_axis, y_axis, shape
+        bound = float(np.nanmax(np.abs(z))) or 1.0
+        rgb = _DIVERGING_RGB[np.clip(np.rint((np.nan_to_num(z) / bound + 1) * 127.5), 0, 255).astype(np.int64)]
+    row = _row_index(panel.highlight_row, n_rows) if panel.highlight_row is not None and n_rows > 1 else None
+    if row is not None:  # a frame around the row computed now: two pixel rows above and below, in the accent
+        rgb = rgb.repeat(4, axis=0)
+        rgb[[4 * row, 4 * row + 3]] = _ACCENT_RGB
+    buffer = io.BytesIO()
+    Image.fromarray(rgb.astype(np.uint8)).save(buffer, format="PNG", compress_level=1)
+    png = base64.b64encode(buffer.getvalue()).decode()
+    rows = [shorten(readable(label)) for label in panel.y_labels] if panel.y_labels is not None else []
+    values = json.dumps([[float(format(v, panel.number_format)) for v in line] for line in np.nan_to_num(z).tolist()])
+    labels = html.escape(json.dumps(rows, ensure_ascii=False), quote=True)  # plain text for the page's script
+    image = (
+        f'<img class="tensor-image" alt="" src="data:image/png;base64,{png}" data-values="{values}" '
+        f'data-labels="{labels}" style="height: {_ROW_PX * n_rows}px">'
+    )
+    names = "".join(
+        f'<span class="{"now" if i == row else ""}">{html.escape(f"{i} · {label}")}</span>'
+        for i, label in enumerate(rows)
+    )
+    side = f'<div class="tensor-rows" style="height: {_ROW_PX * n_rows}px">{names}</div>' if rows else ""
+    return f'<div class="tensor">{title}<div class="tensor-body">{side}{image}</div></div>'
+
+
+def _bars_html(panel: TensorPanel) -> str:
+    """Vertical bars on a zero line, each with its value above (or below) and its label underneath."""
+    values = _as_array(panel.values, 1, "values")
+    names = [escape_label(shorten(readable(x))) for x in (panel.x_labels or range(len(values)))]
+    masked = np.zeros(len(values), dtype=bool) if panel.masked is None else np.asarray(panel.masked, dtype=bool)
+    shown = np.where(masked | ~np.isfinite(values), 0.0, values)
+    top, bottom = max(float(shown.max(initial=0.0)), 0.0), min(float(shown.min(initial=0.0)), 0.0)
+    span = (top - bottom) or 1.0
+    bars = []
+    for name, value, off in zip(names, values.tolist(), masked.tolist(), strict=True):
+        text = "−∞" if off else format(value, panel.number_format)
+        height = 0.0 if off else abs(value) / span * 100
+        kind = ("up" if off or value >= 0 else "down") + (" masked" if off else "")
+        bars.append(
+            f'<div class="bar {kind}" title="{name}: {text}{" (masked)" if off else ""}" data-label="{name}" '
+            f'data-value="{"-inf" if off else value!r}"><div class="bar-area" style="--zero: {top / span * 100:.1f}%">'
+            f'<div class="bar-fill" style="height: {height:.1f}%"></div></div><span class="bar-value">{text}</span>'
+            f'<span class="bar-label">{name}</span></div>'
+        )
+    return f'<div class="bars">{"".join(bars)}</div>'
 
 
 @dataclass(frozen=True)

@@ -111,8 +111,8 @@ def where(explorer: Explorer, worked: WorkedStep) -> Where:
     return Where(state.stage, layer, min(state.stage_head, config.n_heads - 1), row)
 
 
-def stage_view(explorer: Explorer, worked: WorkedStep | None = None) -> tuple[go.Figure, str]:
-    """The chosen stage's tensors (one figure) and its formula and numbers (Markdown)."""
+def stage_view(explorer: Explorer, worked: WorkedStep | None = None) -> tuple[str, str]:
+    """The chosen stage's tensors (HTML, `figures.tensor_panels_html`) and its formula and numbers (Markdown)."""
     worked = worked or worked_step(explorer)
     at = where(explorer, worked)
     tokenizer = explorer.checkpoint.tokenizer
@@ -138,7 +138,7 @@ def stage_view(explorer: Explorer, worked: WorkedStep | None = None) -> tuple[go
     return ffn_view(stage, at.row, where_text)
 
 
-def embedding_view(e: EmbeddingStage, tokens: list[str], row: int, family: str) -> tuple[go.Figure, str]:
+def embedding_view(e: EmbeddingStage, tokens: list[str], row: int, family: str) -> tuple[str, str]:
     d = e.out.shape[-1]
     token, token_id = tokens[row], int(e.ids[row])
     panels = [
@@ -161,12 +161,12 @@ def embedding_view(e: EmbeddingStage, tokens: list[str], row: int, family: str) 
         f"{float((e.token_vectors[row] * e.scale).norm()):.2f}, ‖PE‖ = {float(e.positions[row].norm()):.2f}.\n\n"
         "→ **Next:** x is the input of the first layer's self-attention, and the residual stream that skips it."
     )
-    return figures.tensor_panels(panels), text
+    return figures.tensor_panels_html(panels), text
 
 
 def attention_view(
     a: AttentionStage, queries: list[str], keys: list[str], at: Where, where_text: str, *, cross: bool
-) -> tuple[go.Figure, str]:  # fmt: skip
+) -> tuple[str, str]:  # fmt: skip
     h, row = at.head, at.row
     n_heads, _, d_k = a.q.shape
     d = a.concat.shape[-1]
@@ -216,10 +216,10 @@ def attention_view(
     if silenced:
         lines.append(f"\n\nSilenced heads of this layer: {', '.join(silenced)}: their output is zeros before W^O.")
     lines.append("\n\n→ **Next:** the output joins the residual stream in *Add & Norm*.")
-    return figures.tensor_panels(panels), "".join(lines)
+    return figures.tensor_panels_html(panels), "".join(lines)
 
 
-def add_norm_view(s: AddNormStage, row: int, where_text: str) -> tuple[go.Figure, str]:
+def add_norm_view(s: AddNormStage, row: int, where_text: str) -> tuple[str, str]:
     d = s.out.shape[-1]
     mean, variance = float(s.mean[row]), float(s.variance[row])
     norm_title = f"LayerNorm: (x − μ) / √(σ² + ε) · γ + β, with μ = {mean:.3f}, σ² = {variance:.3f}   (d_model,)"
@@ -248,10 +248,10 @@ def add_norm_view(s: AddNormStage, row: int, where_text: str) -> tuple[go.Figure
         f"{mean:.3f} and its variance {variance:.3f}; LayerNorm brings them to 0 and 1, then scales each "
         "dimension by γ and shifts it by β (both learned).\n\n→ **Next:** the next sub-layer, or the next layer."
     )
-    return figures.tensor_panels(panels), text
+    return figures.tensor_panels_html(panels), text
 
 
-def ffn_view(f: FeedForwardStage, row: int, where_text: str) -> tuple[go.Figure, str]:
+def ffn_view(f: FeedForwardStage, row: int, where_text: str) -> tuple[str, str]:
     d, n_hidden = f.out.shape[-1], f.hidden.shape[-1]
     zeros = f.exactly_zero(row)
     panels = [
@@ -267,10 +267,10 @@ def ffn_view(f: FeedForwardStage, row: int, where_text: str) -> tuple[go.Figure,
         + (" (ReLU cuts every negative one)" if f.activation == "relu" else "")
         + ".\n\n→ **Next:** *Add & Norm*, then the next layer."
     )
-    return figures.tensor_panels(panels), text
+    return figures.tensor_panels_html(panels), text
 
 
-def output_view(o: OutputStage, explorer: Explorer, last: str) -> tuple[go.Figure, str]:
+def output_view(o: OutputStage, explorer: Explorer, last: str) -> tuple[str, str]:
     tokenizer, config = explorer.checkpoint.tokenizer, explorer.checkpoint.model.config
     ids, probabilities = o.top(TOP)
     labels = [tokenizer.target_piece(int(i)) for i in ids]
@@ -296,10 +296,10 @@ def output_view(o: OutputStage, explorer: Explorer, last: str) -> tuple[go.Figur
         f"{n_vocab:,} pieces of the vocabulary; W_out is {tied}. `p = softmax(logits)`. The most probable next "
         f"piece is “{html.escape(labels[0])}” ({float(probabilities[0]):.1%}): the top of the next-token chart."
     )
-    return figures.tensor_panels(panels), text
+    return figures.tensor_panels_html(panels), text
 
 
-def layers_view(worked: WorkedStep, explorer: Explorer) -> tuple[go.Figure, str]:
+def layers_view(worked: WorkedStep, explorer: Explorer) -> tuple[str, str]:
     tokenizer = explorer.checkpoint.tokenizer
     chosen = int(worked.output.probabilities.argmax()) if not explorer.finished else explorer.decoding.output_ids[-1]
     name = tokenizer.target_piece(chosen)
@@ -326,4 +326,4 @@ def layers_view(worked: WorkedStep, explorer: Explorer) -> tuple[go.Figure, str]
         + (" (with the final LayerNorm)" if worked.pre_norm else "")
         + f".\n\n| layer | top 3 | p(“{html.escape(name)}”) |\n|---|---|---|\n{rows}"
     )
-    return figures.tensor_panels(panels), text
+    return figures.tensor_panels_html(panels), text

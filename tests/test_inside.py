@@ -3,6 +3,8 @@ with this sentence's numbers, in step with the explorer."""
 
 from __future__ import annotations
 
+import html
+import re
 from pathlib import Path
 
 import pytest
@@ -24,9 +26,9 @@ def explorer():
 def test_every_stage_draws_its_tensors_and_says_what_they_are(explorer, stage):
     state = explorer.state.replace(stage=stage, stage_layer=1, stage_head=3, stage_position=2)
     viewed = Explorer(explorer.registry, state)
-    figure, text = inside.stage_view(viewed)
-    assert figure.data and text
-    titles = " ".join(a.text for a in figure.layout.annotations)
+    page, text = inside.stage_view(viewed)
+    assert text and page.startswith('<div class="tensors">')
+    titles = html.unescape(" ".join(re.findall(r'<div class="tensor-title">(.*?)</div>', page)))
     if stage.endswith("attention"):
         assert "(d_k,)" in titles and "head 3" in titles and "W^O" in titles
         assert ("S, d_k" in titles) == (stage == "decoder.cross_attention")
@@ -44,11 +46,12 @@ def test_every_stage_draws_its_tensors_and_says_what_they_are(explorer, stage):
 def test_the_output_stage_shows_the_candidates_of_the_step(explorer):
     state = explorer.state.replace(stage="output")
     viewed = Explorer(explorer.registry, state)
-    figure, text = inside.stage_view(viewed)
-    probabilities = [t for t in figure.data if t.type == "bar"][-1]
+    page, text = inside.stage_view(viewed)
+    last_bars = page.rsplit('<div class="bars">', 1)[1]
+    probabilities = [float(v) for v in re.findall(r'data-value="([^"]+)"', last_bars)]
     candidates = viewed.views().candidates
-    assert list(probabilities.y) == pytest.approx([c.prob for c in candidates], abs=1e-6)
-    assert len(probabilities.y) == inside.TOP  # never the whole vocabulary
+    assert probabilities == pytest.approx([c.prob for c in candidates], abs=1e-6)
+    assert len(probabilities) == inside.TOP  # never the whole vocabulary
     assert "the top of the next-token chart" in text
 
 
@@ -66,8 +69,8 @@ def test_the_view_follows_the_step_the_masks_and_the_silenced_heads(explorer):
     stepped.step()
     assert "position 2" in before and "position 3" in inside.stage_view(stepped)[1]
     silenced = Explorer(explorer.registry, state.replace(silenced=frozenset({("decoder_self", 0, 1)})))
-    figure, text = inside.stage_view(silenced)
-    assert "silenced: zeros" in " ".join(a.text for a in figure.layout.annotations)
+    page, text = inside.stage_view(silenced)
+    assert "silenced: zeros" in page
     assert "Silenced heads of this layer: 1" in text
     unmasked = Explorer(explorer.registry, state.replace(causal_mask=False))
     first_row = Explorer(explorer.registry, state)  # position 2 sees everything before it either way; the row is

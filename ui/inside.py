@@ -20,6 +20,29 @@ HINT = (
 )
 
 
+# The number under the pointer, for the strips and matrices of `explorer.figures.tensor_panels_html` (each image
+# carries its values and row labels); the bars carry theirs in a tooltip of their own.
+HOVER_JS = """
+const parsed = new WeakMap();
+const tip = () => element.querySelector(".tensor-tip") || element.appendChild(Object.assign(
+    document.createElement("div"), {className: "tensor-tip"}));
+element.addEventListener("mousemove", (event) => {
+    const image = event.target.closest("img[data-values]");
+    if (!image) { tip().style.display = "none"; return; }
+    if (!parsed.has(image)) parsed.set(image, [JSON.parse(image.dataset.values), JSON.parse(image.dataset.labels)]);
+    const [values, labels] = parsed.get(image), box = image.getBoundingClientRect();
+    const at = (offset, size, n) => Math.min(n - 1, Math.floor(offset / size * n));
+    const row = at(event.clientY - box.top, box.height, values.length);
+    const column = at(event.clientX - box.left, box.width, values[0].length);
+    const name = labels[row] ? `${row} · ${labels[row]}, ` : "";
+    const shown = tip();
+    shown.textContent = `${name}dimension ${column}: ${values[row][column]}`;
+    Object.assign(shown.style, {display: "block", left: `${event.clientX + 14}px`, top: `${event.clientY + 14}px`});
+});
+element.addEventListener("mouseleave", () => { tip().style.display = "none"; });
+"""
+
+
 class Panel(Base):
     tab = "inside"
 
@@ -45,7 +68,7 @@ class Panel(Base):
                             elem_id="inside-position",
                         ))  # fmt: skip
                     self.text = gr.Markdown(elem_id="inside-text")
-                    self.plot = gr.Plot(show_label=False, elem_id="inside-plot")
+                    self.plot = gr.HTML(elem_id="inside-plot", js_on_load=HOVER_JS)
         self.outputs = [self.diagram, self.text, self.plot, self.layer, self.head, self.position]
 
     def refresh(self, frame: Refresh) -> dict[Component, Any]:
@@ -67,7 +90,7 @@ class Panel(Base):
         return updates
 
     def cleared(self, message: str) -> dict[Component, Any]:
-        return {self.plot: None, self.text: ""}
+        return {self.plot: "", self.text: ""}
 
     def wire(self) -> None:
         self.page.on_input(self.stage, self.layer, self.head, self.position)
