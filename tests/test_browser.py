@@ -108,9 +108,8 @@ def test_empty_views_say_what_to_do(page):
     page.get_by_role("tab", name="Beam search").click()
     assert "Choose beam" in page.locator("#beam-hint").inner_text()
     assert not visible(page, "#beam-plot")
-    page.get_by_role("tab", name="Walkthrough").click()
-    assert "Press the button" in page.locator("#walkthrough-hint").inner_text()
-    assert not any(visible(page, f"#walkthrough-{i}") for i in range(6))
+    page.get_by_role("tab", name="Walkthrough").click()  # issue 14: drawn as it opens, never a button away
+    page.wait_for_selector("#walkthrough-5 .js-plotly-plot")
     page.get_by_role("tab", name="Trained vs untrained").click()
     assert "Press the button" in page.locator("#twin-text").inner_text() and not visible(page, "#trained-plot")
     page.get_by_role("tab", name="Masks and heads").click()
@@ -179,7 +178,7 @@ def test_back_and_run_to_the_end(page):
 
 
 def test_toggle_the_causal_mask_changes_decoder_attention(page):
-    page.get_by_text("decoder self-attention").click()
+    page.locator("#attention-family").get_by_text("decoder self-attention").click()
     page.wait_for_function("() => document.querySelector('#attention-plot').innerText.includes('decoder self')")
     masked = page.locator("#attention-plot").inner_text()
     assert "NaN" not in masked  # masked cells are grey, with no number
@@ -258,9 +257,17 @@ def test_trained_vs_untrained_and_walkthrough(page):
         assert page.locator(plot).bounding_box()["width"] > 0.95 * full
     shot(page, "trained-vs-untrained")
     page.get_by_role("tab", name="Walkthrough").click()
-    page.locator("#walkthrough-btn").click()
-    for i in range(1, 6):  # every section's figure drawn, now that the button was pressed
+    for i in range(1, 6):  # every section's figure drawn as the tab opens
         page.wait_for_selector(f"#walkthrough-{i} .js-plotly-plot .main-svg")
+    # issue 14: it follows the step (never stale): Back takes a row off the last section's attention figure
+    rows = "() => document.querySelector('#walkthrough-4 .js-plotly-plot')._fullData[0].y.length"
+    n_rows, before = page.evaluate(rows), output(page)
+    page.locator("#back-btn").click()
+    wait_for_output_change(page, before)
+    page.wait_for_function(f"n => ({rows})() === n - 1", arg=n_rows)
+    before = output(page)
+    page.locator("#step-btn").click()
+    wait_for_output_change(page, before)
     assert "▁" in page.locator("#walkthrough-0").inner_text() or "</s>" in page.locator("#walkthrough-0").inner_text()
     page.wait_for_timeout(500)
     shot(page, "walkthrough")
@@ -520,7 +527,8 @@ def test_markup_typed_by_a_user_is_shown_as_text_and_never_runs(page):
     page.get_by_role("tab", name="Share").click()
     page.wait_for_selector("#share-link a")
     page.get_by_role("tab", name="Attention").click()
-    page.get_by_text("cross-attention", exact=True).click()  # the source pieces label the x axis
+    # the source pieces label the x axis
+    page.locator("#attention-family").get_by_text("cross-attention", exact=True).click()
     page.wait_for_function("() => document.querySelector('#attention-plot').innerText.includes('script')")
 
     assert page.evaluate("() => window.__pwned") is None  # nothing ran
