@@ -823,7 +823,7 @@ def architecture_diagram(
     accent colour. Blocks outside the stacks (embeddings first, the output last) sit below and above the frame."""
     shapes, annotations = [], []
 
-    def column(blocks: Sequence[Block], x: float, n: int) -> dict[str, float]:
+    def column(blocks: Sequence[Block], x: float, n: int, side: int) -> dict[str, float]:
         centres, y, frame = {}, 0.5, []
         for block in blocks:
             if block.stack and not frame:
@@ -841,22 +841,31 @@ def architecture_diagram(
         if frame:
             middle, height = (frame[0] + frame[-1]) / 2, frame[-1] - frame[0] + _BLOCK_H + 0.5
             shapes.append(_box(x, middle, _BLOCK_W + 0.5, height, fillcolor="rgba(0,0,0,0)", dash="dot"))
-            annotations.append({"text": f"N× = {n}", "x": x + _BLOCK_W / 2 + 0.35, "y": frame[0],
-                                "xanchor": "left", "showarrow": False, "font": {"size": 11}})  # fmt: skip
+            annotations.append(
+                {
+                    "text": f"N× = {n}",
+                    "x": x + side * (_BLOCK_W / 2 + 0.35),
+                    "y": middle,
+                    "xanchor": "left" if side > 0 else "right",
+                    "showarrow": False,
+                    "font": {"size": 11},
+                }
+            )  # fmt: skip (outside the frame, as in the paper)
         keys = [block.key for block in blocks]
         for below, above in itertools.pairwise(keys):
             annotations.append(_arrow(x, centres[below] + _BLOCK_H / 2, x, centres[above] - _BLOCK_H / 2))
         return centres
 
-    left = column(encoder, 2.2, n_encoder)
-    right = column(decoder, 7.6, n_decoder)
+    x_encoder, x_decoder = 3.0, 7.6
+    left = column(encoder, x_encoder, n_encoder, side=-1)
+    right = column(decoder, x_decoder, n_decoder, side=+1)
     cross = next((b.key for b in decoder if "cross_attention" in b.key and "norm" not in b.key), None)
     if left and cross:  # the encoder's output feeds every decoder layer's cross-attention
         top = max(left.values()) + _BLOCK_H / 2 + 0.6  # above the frame: the encoder's output
-        annotations.append(_arrow(2.2, top, 7.6 - _BLOCK_W / 2, right[cross], text="memory (S, d_model)"))
-        annotations.append(_arrow(2.2, top - 0.6, 2.2, top - 0.05))
+        annotations.append(_arrow(x_encoder, top, x_decoder - _BLOCK_W / 2, right[cross], text="memory (S, d_model)"))
+        annotations.append(_arrow(x_encoder, top - 0.6, x_encoder, top - 0.05))
     height = max([*left.values(), *right.values()]) + 1
-    return _figure([], title, 120 + int(42 * height), xaxis={"visible": False, "range": [0, 10.6]},
+    return _figure([], title, 120 + int(42 * height), xaxis={"visible": False, "range": [0, 10.8]},
                    yaxis={"visible": False, "range": [0, height]}, shapes=shapes, annotations=annotations)  # fmt: skip
 
 

@@ -30,16 +30,16 @@ from .state import STAGES
 
 ENCODER_BLOCKS = (
     Block("encoder.embedding", "Input embedding + positions", ""),
-    Block("encoder.self_attention", "Multi-head self-attention", "encoder"),
+    Block("encoder.self_attention", "Self-attention", "encoder"),
     Block("encoder.self_attention_add_norm", "Add & Norm", "encoder"),
     Block("encoder.ffn", "Feed forward", "encoder"),
     Block("encoder.ffn_add_norm", "Add & Norm", "encoder"),
 )
 DECODER_BLOCKS = (
     Block("decoder.embedding", "Output embedding + positions", ""),
-    Block("decoder.self_attention", "Masked multi-head self-attention", "decoder"),
+    Block("decoder.self_attention", "Masked self-attention", "decoder"),
     Block("decoder.self_attention_add_norm", "Add & Norm", "decoder"),
-    Block("decoder.cross_attention", "Multi-head cross-attention", "decoder"),
+    Block("decoder.cross_attention", "Cross-attention", "decoder"),
     Block("decoder.cross_attention_add_norm", "Add & Norm", "decoder"),
     Block("decoder.ffn", "Feed forward", "decoder"),
     Block("decoder.ffn_add_norm", "Add & Norm", "decoder"),

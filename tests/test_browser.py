@@ -379,11 +379,11 @@ def test_cross_attention_as_alignment_lines(page):
 
 STAGE_HEADINGS = {  # what the text of each stage starts with
     "Encoder · Input embedding + positions": "Source embedding",
-    "Encoder · Multi-head self-attention": "Self-attention",
+    "Encoder · Self-attention": "Self-attention",
     "Encoder · Feed forward": "Position-wise feed-forward",
     "Decoder · Output embedding + positions": "Target embedding",
-    "Decoder · Masked multi-head self-attention": "Masked self-attention",
-    "Decoder · Multi-head cross-attention": "Cross-attention",
+    "Decoder · Masked self-attention": "Masked self-attention",
+    "Decoder · Cross-attention": "Cross-attention",
     "Decoder · Feed forward": "Position-wise feed-forward",
     "Linear + softmax": "Linear + softmax",
     "What each layer would say": "What each layer would say",
@@ -426,7 +426,7 @@ def test_inside_a_step_walks_every_stage_and_ends_at_the_candidates(page):
     assert max(abs(a - b) for a, b in zip(values, chart_values, strict=True)) < 1e-4
     shot(page, "inside-output")
     # it follows the decoding: Back moves the stage to the position before
-    page.locator("#inside-stage label").filter(has_text="Masked multi-head self-attention").click()
+    page.locator("#inside-stage label").filter(has_text="Masked self-attention").click()
     page.wait_for_function("() => document.querySelector('#inside-text').innerText.startsWith('Masked')")
     position = int(re.search(r"position (\d+)", page.locator("#inside-text").inner_text()).group(1))
     if position == 0:  # nothing to go back from yet: a step first
