@@ -405,6 +405,15 @@ class _Grid:
                 "xanchor": "center", "yanchor": "bottom", "showarrow": False, "font": {"size": 11}}  # fmt: skip
 
 
+def _panels_figure(traces: list, title: str, height: int, axes: dict[str, dict], **layout: Any) -> go.Figure:
+    """A figure of several attention panels: `axes` holds every panel's axes ("xaxis", "yaxis", "xaxis2", …), and
+    the panels share the 0–1 colour axis of the attention maps."""
+    axes = dict(axes)
+    first_x, first_y = axes.pop("xaxis"), axes.pop("yaxis")
+    return _figure(traces, title, height, xaxis=first_x, yaxis=first_y, coloraxis=ATTENTION_COLORAXIS, **axes,
+                   **layout)  # fmt: skip
+
+
 def attention_grid(
     weights: Any,
     query_tokens: Sequence[str],
@@ -473,18 +482,7 @@ def attention_grid(
         annotations.append(grid.title(p, escape_label(titles[p])))
         if row is not None:
             shapes.append(_highlight_row(row, n_k, xref=x_name, yref=y_name))
-    first_x, first_y = layout.pop("xaxis"), layout.pop("yaxis")
-    return _figure(
-        traces,
-        title,
-        grid.height_px + 150,
-        xaxis=first_x,
-        yaxis=first_y,
-        coloraxis=ATTENTION_COLORAXIS,
-        annotations=annotations,
-        shapes=shapes,
-        **layout,
-    )
+    return _panels_figure(traces, title, grid.height_px + 150, layout, annotations=annotations, shapes=shapes)
 
 
 @dataclass(frozen=True)
@@ -538,18 +536,8 @@ def attention_side_by_side(maps: Sequence[AttentionMap], *, title: str = "", hei
         row = _row_index(m.highlight_query, n_q)
         if row is not None:
             shapes.append(_highlight_row(row, n_k, xref=x_name, yref=y_name))
-    first_x, first_y = layout.pop("xaxis"), layout.pop("yaxis")
-    return _figure(
-        traces,
-        title,
-        height or _clamp(170 + 18 * tallest, 260, 640),
-        xaxis=first_x,
-        yaxis=first_y,
-        coloraxis=ATTENTION_COLORAXIS,
-        annotations=annotations,
-        shapes=shapes,
-        **layout,
-    )
+    height = height or _clamp(170 + 18 * tallest, 260, 640)
+    return _panels_figure(traces, title, height, layout, annotations=annotations, shapes=shapes)
 
 
 # Line weights and opacities by attention weight: lines under the first bin's lower edge are not drawn.
@@ -655,12 +643,24 @@ _ACCENT_RGB = np.array([0xF5, 0x85, 0x18], dtype=np.uint8)
 THUMBNAIL_PX = 96  # the longer side of a thumbnail's image, before the page scales it
 
 
+def _weights_rgb(z: np.ndarray) -> np.ndarray:
+    """Attention weights (0–1, NaN as 0) -> (…, 3) colours of the heatmaps' scale."""
+    return _ATTENTION_RGB[np.clip(np.rint(np.nan_to_num(z) * 255), 0, 255).astype(np.int64)]
+
+
+def _png(rgb: np.ndarray) -> bytes:
+    """An (H, W, 3) uint8 image as PNG bytes (fast compression: these are made at every step)."""
+    buffer = io.BytesIO()
+    Image.fromarray(rgb.astype(np.uint8)).save(buffer, format="PNG", compress_level=1)
+    return buffer.getvalue()
+
+
 def thumbnail_png(weights: Any, *, masked: Any = None, highlight_query: int | None = None) -> bytes:
     """One attention matrix as a small PNG in the heatmaps' colours: masked cells grey, the highlighted query row
     framed in the accent colour. Each cell is a square of whole pixels, so the page can enlarge it sharply."""
-    z = np.nan_to_num(_as_array(weights, 2, "weights"), nan=0.0)
+    z = _as_array(weights, 2, "weights")
     n_q, n_k = z.shape
-    rgb = _ATTENTION_RGB[np.clip(np.rint(z * 255), 0, 255).astype(np.int64)]
+    rgb = _weights_rgb(z)
     cells = _mask_of(masked, z.shape)
     if cells is not None:
         rgb[cells] = _MASKED_RGB
@@ -671,9 +671,7 @@ def thumbnail_png(weights: Any, *, masked: Any = None, highlight_query: int | No
         band = image[row * k : (row + 1) * k]
         band[[0, -1], :] = _ACCENT_RGB
         band[:, [0, -1]] = _ACCENT_RGB
-    buffer = io.BytesIO()
-    Image.fromarray(image).save(buffer, format="PNG", compress_level=1)
-    return buffer.getvalue()
+    return _png(image)
 
 
 def attention_thumbnails_html(
@@ -754,7 +752,7 @@ def _panel_html(panel: TensorPanel) -> str:
     z = z[None] if z.ndim == 1 else z
     n_rows = z.shape[0]
     if panel.colours == "weights":
-        rgb = _ATTENTION_RGB[np.clip(np.rint(np.nan_to_num(z) * 255), 0, 255).astype(np.int64)]
+        rgb = _weights_rgb(z)
     else:
         bound = float(np.nanmax(np.abs(z))) or 1.0
         rgb = _DIVERGING_RGB[np.clip(np.rint((np.nan_to_num(z) / bound + 1) * 127.5), 0, 255).astype(np.int64)]
@@ -762,9 +760,7 @@ def _panel_html(panel: TensorPanel) -> str:
     if row is not None:  # a frame around the row computed now: two pixel rows above and below, in the accent
         rgb = rgb.repeat(4, axis=0)
         rgb[[4 * row, 4 * row + 3]] = _ACCENT_RGB
-    buffer = io.BytesIO()
-    Image.fromarray(rgb.astype(np.uint8)).save(buffer, format="PNG", compress_level=1)
-    png = base64.b64encode(buffer.getvalue()).decode()
+    png = base64.b64encode(_png(rgb)).decode()
     rows = [shorten(readable(label)) for label in panel.y_labels] if panel.y_labels is not None else []
     values = json.dumps([[float(format(v, panel.number_format)) for v in line] for line in np.nan_to_num(z).tolist()])
     labels = html.escape(json.dumps(rows, ensure_ascii=False), quote=True)  # plain text for the page's script

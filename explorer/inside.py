@@ -301,8 +301,7 @@ def output_view(o: OutputStage, explorer: Explorer, last: str) -> tuple[str, str
 
 def layers_view(worked: WorkedStep, explorer: Explorer) -> tuple[str, str]:
     tokenizer = explorer.checkpoint.tokenizer
-    chosen = int(worked.output.probabilities.argmax()) if not explorer.finished else explorer.decoding.output_ids[-1]
-    name = tokenizer.target_piece(chosen)
+    name = tokenizer.target_piece(worked.chosen)
     predictions = worked.layer_predictions
     layer_labels = [f"layer {p.layer}" for p in predictions]
     panels = [

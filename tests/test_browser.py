@@ -461,15 +461,14 @@ def test_the_presentation_layout_holds_a_step_on_one_1024x768_screen(page, app_u
     small.wait_for_function("() => document.body.classList.contains('presentation')")
     small.locator("#step-btn").click()
     wait_for_output_change(small, "")
-    small.wait_for_timeout(1_000)  # the figures are drawn again, in large type
+    font = "() => parseFloat(document.querySelector('#attention-plot .xtick text').style.fontSize)"
+    small.wait_for_function(f"() => ({font})() >= 16")  # the figures are drawn again, in large type
     elements = ["#source-text", "#step-btn", "#back-btn", "#run-btn", "#reset-btn", "#output-text",
                 "#attention-plot .main-svg"]  # fmt: skip
     assert all(shown for _, shown in small.evaluate(ON_SCREEN, elements)), small.evaluate(ON_SCREEN, elements)
     assert small.evaluate("() => scrollY") == 0
     assert small.evaluate(size) >= 20 > normal_size
     assert not small.locator("#strategy").is_visible()  # the decoding settings are folded away
-    font = "() => parseFloat(document.querySelector('#attention-plot .xtick text').style.fontSize)"
-    assert small.evaluate(font) >= 16  # the figures' type is larger too
     shot(small, "presentation-1024")
     small.locator("#views button[aria-label='More tabs']").click()  # the tabs that do not fit are in a menu
     small.locator("#views .overflow-dropdown").get_by_text("Share", exact=True).click()

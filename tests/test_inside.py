@@ -72,10 +72,10 @@ def test_the_view_follows_the_step_the_masks_and_the_silenced_heads(explorer):
     page, text = inside.stage_view(silenced)
     assert "silenced: zeros" in page
     assert "Silenced heads of this layer: 1" in text
-    unmasked = Explorer(explorer.registry, state.replace(causal_mask=False))
-    first_row = Explorer(explorer.registry, state)  # position 2 sees everything before it either way; the row is
-    assert inside.worked_step(unmasked).decoder[0].self_attention.allowed.all()  # … not masked anywhere
-    assert not inside.worked_step(first_row).decoder[0].self_attention.allowed.all()
+    masked = Explorer(explorer.registry, state)  # the causal mask hides the future of every earlier row
+    unmasked = Explorer(explorer.registry, state.replace(causal_mask=False))  # off: nothing is hidden
+    assert not inside.worked_step(masked).decoder[0].self_attention.allowed.all()
+    assert inside.worked_step(unmasked).decoder[0].self_attention.allowed.all()
 
 
 def test_a_layer_head_or_position_beyond_the_model_is_brought_into_range(explorer):

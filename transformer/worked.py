@@ -169,6 +169,7 @@ class WorkedStep:
     target_embedding: EmbeddingStage
     decoder: list[DecoderLayerStages]
     output: OutputStage  # of the last target position: the token being predicted now
+    chosen: int  # the token chosen there (the most probable one, unless given), followed through the layers
     layer_predictions: list[LayerPrediction]
     pre_norm: bool
 
@@ -316,7 +317,7 @@ def work_through(
         chosen = int(output.probabilities.argmax()) if chosen is None else int(chosen)
         predictions = [layer_prediction(model, i, stages.out[-1], chosen, top_k) for i, stages in enumerate(decoder)]
     pre = config.norm_position == "pre"
-    return WorkedStep(source_embedding, encoder, memory, target_embedding, decoder, output, predictions, pre)
+    return WorkedStep(source_embedding, encoder, memory, target_embedding, decoder, output, chosen, predictions, pre)
 
 
 def output_stage(model: Transformer, vector: Tensor) -> OutputStage:

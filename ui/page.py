@@ -123,8 +123,8 @@ class Page:
     def opened(self, key: str) -> Callable[..., dict]:
         """A handler for opening the tab `key`: the state (and so the link) remembers it, unless its panel is not
         `remembered`, and the tab's panels are drawn for the user's current step."""
-        in_tab = [panel for panel in self.panels if panel.tab == key]
-        remembered = all(panel.remembered for panel in in_tab)
+        remembered = all(panel.remembered for panel in self.panels if panel.tab == key)
+        drawn = self.drawn_on_opening(key)
 
         def handler(explorer) -> dict[Component, Any]:
             if not isinstance(explorer, Explorer):  # nothing to draw yet (an empty dict is no answer to gradio)
@@ -135,19 +135,22 @@ class Page:
                         explorer.update(tab=key)
                     frame = Refresh(explorer, explorer.views(), "", light=False)
                     updates: dict[Component, Any] = {self.explorer: explorer}
-                    for panel in self.panels:
-                        if panel.tab == key or panel.refresh_hidden:
-                            updates.update(panel.refresh(frame))
+                    for panel in drawn:
+                        updates.update(panel.refresh(frame))
                     return presented(updates, explorer.state)
             except ExplorerError as error:
                 return {self.explorer: explorer, self.status: escaped(str(error))}
 
         return run_gpu(handler)
 
+    def drawn_on_opening(self, key: str) -> list[Panel]:
+        """The panels that opening the tab `key` draws: its own, and those drawn even while hidden."""
+        return [panel for panel in self.panels if panel.tab == key or panel.refresh_hidden]
+
     def wire_tabs(self) -> None:
         """Opening a tab draws it (`opened`)."""
         for key, tab in self.tab_by_key.items():
-            drawn = [panel for panel in self.panels if panel.tab == key or panel.refresh_hidden]
+            drawn = self.drawn_on_opening(key)
             outputs = [self.explorer, self.status, *(c for panel in drawn for c in panel.outputs)]
             tab.select(self.opened(key), self.explorer, outputs, api_visibility="private", **QUICK)
 
