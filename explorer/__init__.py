@@ -5,7 +5,8 @@
 * `session` — `Explorer`, one user's translation in progress: a state paired with a live decoding, and its views;
 * `figures` — the Plotly figure builders, from arrays and token lists;
 * `render` — from an `Explorer` to what the page shows: figures, token chips, choices, tables;
-* `walkthrough` — the guided tour from tokens to next-token probabilities, on the live model.
+* `inside` — the Inside a step view: every stage of the computation of the next token, on the paper's diagram;
+* `walkthrough` — the guided tour of those stages, from tokens to next-token probabilities, on the live model.
 """
 
 from .registry import ModelRegistry

@@ -12,6 +12,7 @@ import html
 from dataclasses import dataclass
 
 import plotly.graph_objects as go
+import torch
 
 from transformer.worked import (
     AddNormStage,
@@ -43,6 +44,7 @@ DECODER_BLOCKS = (
     Block("decoder.cross_attention_add_norm", "Add & Norm", "decoder"),
     Block("decoder.ffn", "Feed forward", "decoder"),
     Block("decoder.ffn_add_norm", "Add & Norm", "decoder"),
+    Block("stacks", "The stacks: residual stream", ""),
     Block("output", "Linear + softmax", ""),
     Block("layers", "What each layer would say", ""),
 )
@@ -123,6 +125,8 @@ def stage_view(explorer: Explorer, worked: WorkedStep | None = None) -> tuple[st
         return output_view(worked.output, explorer, target[-1])
     if at.stage == "layers":
         return layers_view(worked, explorer)
+    if at.stage == "stacks":
+        return stacks_view(worked, source, target, min(explorer.state.stage_position, len(source) - 1))
     tokens = source if family == "encoder" else target
     layers = worked.encoder if family == "encoder" else worked.decoder
     if part == "embedding":
@@ -324,5 +328,39 @@ def layers_view(worked: WorkedStep, explorer: Explorer) -> tuple[str, str]:
         "position, put through the final projection as if no layer came after it"
         + (" (with the final LayerNorm)" if worked.pre_norm else "")
         + f".\n\n| layer | top 3 | p(“{html.escape(name)}”) |\n|---|---|---|\n{rows}"
+    )
+    return figures.tensor_panels_html(panels), text
+
+
+def stacks_view(worked: WorkedStep, source: list[str], target: list[str], source_row: int) -> tuple[str, str]:
+    """One source position's vector up the encoder and the current target position's up the decoder, with how
+    close each point of the way is to where the vector ends (cosine similarity)."""
+    panels, ends = [], []
+    for stack, tokens, row in (("encoder", source, source_row), ("decoder", target, len(target) - 1)):
+        stream = worked.residual_stream(stack, row)
+        labels, matrix = [name for name, _ in stream], torch.stack([vector for _, vector in stream])
+        closeness = torch.nn.functional.cosine_similarity(matrix, matrix[-1:], dim=-1)
+        shape = f"({len(stream)}, d_model) = {tuple(matrix.shape)}"
+        panels += [
+            TensorPanel(f"the {stack} stream at “{tokens[row]}”, bottom to top   {shape}", matrix, y_labels=labels),
+            TensorPanel(
+                f"cosine similarity with where it ends ({labels[-1]})   ({len(stream)},)",
+                closeness, kind="bars", x_labels=labels, number_format=".2f",
+            ),
+        ]  # fmt: skip
+        ends.append((tokens[row], labels, closeness))
+    (word, _, encoder), (now, labels, decoder) = ends
+    first = next((i for i, c in enumerate(decoder.tolist()) if c >= 0.9), len(labels) - 1)
+    n_layers = len(worked.decoder)
+    norm = "adds its output to it (§3.1)" if worked.pre_norm else "adds its output to it, and LayerNorm rescales it"
+    text = (
+        f"**The stacks**: N = {n_layers} identical layers, one on top of the other, pass one vector per position "
+        f"upward, the *residual stream*: each sub-layer reads it and {norm}. Every row below is that vector at "
+        "one point of the way (“L1 cross-attn”: after layer 1's cross-attention).\n\n"
+        f"The vector of “{html.escape(now)}” starts as its embedding, with cosine similarity "
+        f"{float(decoder[0]):.2f} to the vector that leaves the decoder; it is past 0.9 from "
+        f"*{html.escape(labels[first])}* on. In the encoder, the vector of “{html.escape(word)}” goes from "
+        f"{float(encoder[0]):.2f} to 1: its last row is the memory that every decoder layer's cross-attention "
+        "reads.\n\n→ **Next:** the decoder's last vector goes to the *Linear + softmax*."
     )
     return figures.tensor_panels_html(panels), text

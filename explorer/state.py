@@ -27,8 +27,8 @@ ATTENTION_VIEWS = ("heatmap", "families", "alignment")
 STAGES = (  # the blocks of the architecture diagram of the Inside a step view (explorer.inside)
     "encoder.embedding", "encoder.self_attention", "encoder.self_attention_add_norm", "encoder.ffn",
     "encoder.ffn_add_norm", "decoder.embedding", "decoder.self_attention", "decoder.self_attention_add_norm",
-    "decoder.cross_attention", "decoder.cross_attention_add_norm", "decoder.ffn", "decoder.ffn_add_norm", "output",
-    "layers",
+    "decoder.cross_attention", "decoder.cross_attention_add_norm", "decoder.ffn", "decoder.ffn_add_norm", "stacks",
+    "output", "layers",
 )  # fmt: skip  # one family as a heatmap; the three side by side; lines
 TAB_NAME = re.compile(r"[a-z][a-z_]{0,23}")  # the page's name of a view, such as "attention" or "positions"
 

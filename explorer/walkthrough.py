@@ -1,105 +1,408 @@
-"""The guided classroom walkthrough: the paper's path from tokens to next-token probabilities, on the live model.
+"""The guided walkthrough: a tour of the Inside a step view, from the pieces of the sentence to the next token.
 
-Each section pairs a formula with a figure computed from the user's own sentence and model, so a teacher can
-go top to bottom with the class.
+Each section explains one stage of the paper's architecture for a student who has read the paper once, with the
+numbers of the user's own sentence, model and step ("the query of ‘▁school’ scores 4.10 against ‘▁after’"), shows
+the stage's tensors or attention map, and links to the stage in the Inside a step view (`Link`). Everything is
+computed again from the live explorer, so the tour follows every Step, Back, Run and setting.
+
+The tour follows one thread through the model: the source piece the current step reads most (its cross-attention
+in the last decoder layer, averaged over the heads) up the encoder, and the current target position up the decoder
+to the next token.
 """
 
 from __future__ import annotations
 
+import html
+from dataclasses import dataclass
+
 import plotly.graph_objects as go
 import torch
 
-from . import figures, render
+from transformer.worked import WorkedStep
+
+from . import figures, inside, render
+from .figures import TensorPanel
 from .session import Explorer
 
-SECTIONS = [
-    (
-        "1 · Tokens",
-        "The sentence is cut into **sentencepiece** pieces (`▁` marks the start of a word) and each piece becomes "
-        "an integer id. The encoder's input always ends with `</s>`.",
-    ),
-    (
-        "2 · Embeddings + positions",
-        "Each id selects a row of the embedding matrix, multiplied by $\\sqrt{d_{model}}$ (§3.4). Attention itself "
-        "ignores order, so a **positional encoding** is added (§3.5): "
-        "$PE_{(pos,2i)} = \\sin(pos / 10000^{2i/d_{model}})$, $PE_{(pos,2i+1)} = \\cos(pos / 10000^{2i/d_{model}})$. "
-        "The figure shows what enters the first encoder layer: one row per token, one column per dimension.",
-    ),
-    (
-        "3 · Self-attention",
-        "Every token asks a **query** and offers a **key** and a **value**: "
-        "$\\mathrm{Attention}(Q, K, V) = \\mathrm{softmax}(QK^\\top / \\sqrt{d_k})\\,V$ (§3.2.1). Each row below is "
-        "one query's weights over all keys (rows sum to 1): encoder layer 0, averaged over its heads. "
-        "Multi-head attention runs several of these in parallel on smaller projections and concatenates them.",
-    ),
-    (
-        "4 · Masks",
-        "The decoder must not peek at the words it has not written yet: the **causal mask** sets the scores above "
-        "the diagonal to $-\\infty$ before the softmax, so their weights are exactly 0 (§3.2.3). The **padding mask** "
-        "does the same for `<pad>` positions of shorter sentences in a batch. Switch them off in *Masks and heads*.",
-    ),
-    (
-        "5 · Cross-attention",
-        "In every decoder layer the target positions query the encoder's output: queries from the decoder, keys and "
-        "values from the source. This is where the translation looks at the source sentence (last decoder layer, "
-        "averaged over heads).",
-    ),
-    (
-        "6 · Next-token probabilities",
-        "The decoder's last vector is multiplied by the (shared) embedding matrix and a softmax turns the scores "
-        "into probabilities over the whole vocabulary: "
-        "$P(y_t \\mid y_{<t}, x) = \\mathrm{softmax}(h_t E^\\top)$. Greedy decoding takes the most probable token; "
-        "press **Step** to add it and watch every figure grow by one row.",
-    ),
-]
+
+@dataclass(frozen=True)
+class Link:
+    """Where a section leads in the Inside a step view: a stage, with its layer, head and source position."""
+
+    stage: str
+    layer: int = 0
+    head: int = 0
+    position: int = 0
+
+    def state_fields(self) -> dict[str, int | str]:
+        """The `ExplorerState` fields that open this stage."""
+        return {
+            "stage": self.stage, "stage_layer": self.layer, "stage_head": self.head, "stage_position": self.position
+        }  # fmt: skip
 
 
-def embedding_figure(explorer: Explorer) -> go.Figure:
-    """What enters the first encoder layer: token embedding × √d_model + positional encoding, (S, d)."""
-    model = explorer.checkpoint.model
-    ids = torch.tensor([explorer.source_ids()], device=next(model.parameters()).device)
-    with torch.no_grad():
-        x = model.src_embed(ids, use_positions=explorer.state.positions)[0].float().cpu()
-    tokens = [explorer.checkpoint.tokenizer.source_piece(int(i)) for i in ids[0]]
-    scale = float(x.abs().max()) or 1.0
-    figure = figures.positional_heatmap((x / scale).numpy(), title="Embedding × √d_model + position, scaled to ±1")
-    figure.update_yaxes(
-        title_text="source token",
-        tickmode="array",
-        tickvals=list(range(len(tokens))),
-        ticktext=figures.axis_labels(tokens),
+@dataclass(frozen=True)
+class Kind:
+    """What a section is, before any sentence: its key, heading, and which figures it has."""
+
+    key: str
+    heading: str
+    tensors: bool  # an HTML block of tensors (or the token chips)
+    plot: bool  # a Plotly figure
+
+
+SECTIONS = (
+    Kind("tokens", "1 · Tokens", tensors=True, plot=False),
+    Kind("embedding", "2 · Embeddings + positions", tensors=True, plot=False),
+    Kind("scores", "3 · Queries, keys and scores", tensors=True, plot=True),
+    Kind("heads", "4 · Many heads, then W^O", tensors=True, plot=False),
+    Kind("add_norm", "5 · The residual connection and LayerNorm", tensors=True, plot=False),
+    Kind("ffn", "6 · The feed-forward network", tensors=True, plot=False),
+    Kind("masks", "7 · Masks: the decoder may not look ahead", tensors=False, plot=True),
+    Kind("cross", "8 · Cross-attention: reading the source", tensors=False, plot=True),
+    Kind("stacks", "9 · The stacks: the residual stream", tensors=True, plot=False),
+    Kind("output", "10 · Next-token probabilities", tensors=False, plot=True),
+    Kind("layers", "11 · What each layer would say", tensors=True, plot=False),
+)
+KEYS = tuple(kind.key for kind in SECTIONS)
+
+
+@dataclass(frozen=True)
+class Section:
+    """One section of the tour, for the current step: its Markdown, its figures, and its stage."""
+
+    kind: Kind
+    text: str  # Markdown with this sentence's numbers (the heading included)
+    link: Link
+    tensors: str | None = None  # HTML
+    plot: go.Figure | None = None
+
+
+@dataclass(frozen=True)
+class Thread:
+    """What the tour follows: the worked step, the pieces, and the source position and encoder head it shows."""
+
+    worked: WorkedStep
+    source: list[str]
+    target: list[str]
+    read: int  # the source position the current step reads most (last decoder layer, heads averaged)
+    head: int  # encoder layer 0's head whose weights at `read` are the most decided (the highest top weight)
+
+    @property
+    def now(self) -> str:
+        """The target piece at the position computed now (the step predicts the piece after it)."""
+        return self.target[-1]
+
+
+def thread(explorer: Explorer, worked: WorkedStep | None = None) -> Thread:
+    """The step worked through, and the source position and head the tour shows."""
+    worked = worked or inside.worked_step(explorer)
+    tokenizer = explorer.checkpoint.tokenizer
+    source = [tokenizer.source_piece(int(i)) for i in worked.source_embedding.ids]
+    target = [tokenizer.target_piece(int(i)) for i in worked.target_embedding.ids]
+    read = int(worked.decoder[-1].cross_attention.weights[:, -1].mean(0).argmax())
+    head = int(worked.encoder[0].self_attention.weights[:, read].amax(-1).argmax())
+    return Thread(worked, source, target, read, head)
+
+
+def links(t: Thread) -> dict[str, Link]:
+    """Each section's stage in the Inside a step view, at the positions and heads the section talks about."""
+    last_layer = len(t.worked.decoder) - 1
+    cross = t.worked.decoder[-1].cross_attention.weights[:, -1, t.read]
+    return {
+        "tokens": Link("encoder.embedding", position=0),
+        "embedding": Link("encoder.embedding", position=t.read),
+        "scores": Link("encoder.self_attention", 0, t.head, t.read),
+        "heads": Link("encoder.self_attention", 0, t.head, t.read),
+        "add_norm": Link("encoder.self_attention_add_norm", 0, 0, t.read),
+        "ffn": Link("encoder.ffn", 0, 0, t.read),
+        "masks": Link("decoder.self_attention", 0, 0, t.read),
+        "cross": Link("decoder.cross_attention", last_layer, int(cross.argmax()), t.read),
+        "stacks": Link("stacks", position=t.read),
+        "output": Link("output", position=t.read),
+        "layers": Link("layers", position=t.read),
+    }
+
+
+def link(explorer: Explorer, key: str) -> Link:
+    """The stage the section `key` leads to, for the explorer's current step."""
+    if key not in KEYS:
+        raise KeyError(f"unknown walkthrough section {key!r}")
+    return links(thread(explorer))[key]
+
+
+def tour(explorer: Explorer, worked: WorkedStep | None = None) -> list[Section]:
+    """Every section, in order, for the explorer's current step."""
+    t = thread(explorer, worked)
+    made = {
+        "tokens": tokens_section, "embedding": embedding_section, "scores": scores_section,
+        "heads": heads_section, "add_norm": add_norm_section, "ffn": ffn_section, "masks": masks_section,
+        "cross": cross_section, "stacks": stacks_section, "output": output_section, "layers": layers_section,
+    }  # fmt: skip
+    led = links(t)
+    sections = []
+    for kind in SECTIONS:
+        text, tensors, plot = made[kind.key](explorer, t)
+        sections.append(Section(kind, f"### {kind.heading}\n{text}", led[kind.key], tensors, plot))
+    return sections
+
+
+# ---- the sections: each returns (Markdown, HTML or None, figure or None) ------------------------------------
+
+
+def q(piece: str) -> str:
+    """A piece quoted for Markdown."""
+    return f"“{html.escape(piece)}”"
+
+
+def tokens_section(explorer: Explorer, t: Thread) -> tuple[str, str, None]:
+    n_src, n_tgt = len(t.source), len(t.target)
+    written = " ".join(q(p) for p in t.target[1:]) or "nothing yet"
+    text = (
+        f"Your sentence is cut into **{n_src} sentencepiece pieces** (`▁` marks the start of a word), and each "
+        "piece becomes an integer id: the encoder reads these ids, always ending with `</s>`. The decoder reads "
+        f"what it has written so far, after a start token {q(t.target[0])}: {written}. This step predicts the "
+        f"piece that follows {q(t.now)}, at target position {n_tgt - 1}."
     )
-    return figure
+    return text, figures.token_chips_html(t.source, t.worked.source_embedding.ids.tolist()), None
 
 
-def walkthrough(explorer: Explorer) -> list:
-    """Markdown and figures for the six sections, in order: [md1, fig1 | html1, md2, fig2, …]."""
-    views = explorer.views()
-    current = len(views.target_tokens) - 1
-    return [
-        figures.token_chips_html(views.source_tokens, explorer.source_ids()),
-        embedding_figure(explorer),
-        figures.attention_heatmap(
-            views.encoder[0].mean(0).numpy(), views.source_tokens, views.source_tokens,
-            title="Encoder self-attention, layer 0, head average", family="encoder",
-            masked=render.masked_cells(views, explorer.state, "encoder"),
+def embedding_section(explorer: Explorer, t: Thread) -> tuple[str, str, None]:
+    e, p = t.worked.source_embedding, t.read
+    n_vocab, d = explorer.checkpoint.model.config.src_vocab_size, e.out.shape[-1]
+    text = (
+        f"Each id picks a row of the embedding table E ({n_vocab:,} × {d}), multiplied by √d_model = "
+        f"{e.scale:.0f} (§3.4). Attention itself ignores order, so a **positional encoding** is added (§3.5): "
+        "$PE_{(pos,2i)} = \\sin(pos / 10000^{2i/d})$, $PE_{(pos,2i+1)} = \\cos(pos / 10000^{2i/d})$. "
+        f"For {q(t.source[p])} (id {int(e.ids[p])}, position {p}) the scaled embedding has length "
+        f"{float((e.token_vectors[p] * e.scale).norm()):.1f} and its positional row {float(e.positions[p].norm()):.1f}"
+        ": where a piece stands weighs about as much as which piece it is. The matrix X below, one row per piece, "
+        "is what enters the first encoder layer."
+    )
+    panel = TensorPanel(
+        f"X = E · √d_model + PE   (S, d_model) = {tuple(e.out.shape)}", e.out, y_labels=t.source, highlight_row=p
+    )
+    return text, figures.tensor_panels_html([panel]), None
+
+
+def scores_section(explorer: Explorer, t: Thread) -> tuple[str, str, go.Figure]:
+    a, p, h = t.worked.encoder[0].self_attention, t.read, t.head
+    d_k = a.q.shape[-1]
+    scores, weights = a.scores[h, p], a.weights[h, p]
+    order = [int(i) for i in scores.argsort(descending=True) if bool(a.allowed[p, i])]
+    high, second, low = order[0], order[min(1, len(order) - 1)], order[-1]
+    text = (
+        "Every piece asks a **query** and offers a **key** and a **value**, three projections of its vector: "
+        "$q = xW_Q$, $k = xW_K$, $v = xW_V$ (§3.2.1). A query's score against each key is their dot product "
+        f"divided by √d_k = √{d_k} = {d_k**0.5:.0f}; softmax turns the scores into weights that sum to 1.\n\n"
+        f"In encoder layer 0, head {h}, the query of {q(t.source[p])} scores "
+        f"{float(scores[high]):.2f} against {q(t.source[high])}, {float(scores[second]):.2f} against "
+        f"{q(t.source[second])} and {float(scores[low]):.2f} against {q(t.source[low])}; softmax gives "
+        f"{q(t.source[high])} weight {float(weights[high]):.2f}. Every query does the same at once: "
+        "$\\mathrm{softmax}(QK^\\top / \\sqrt{d_k})\\,V$, the whole map below, one row per query."
+    )
+    panels = [
+        TensorPanel(f"q of “{t.source[p]}”, head {h}   (d_k,) = ({d_k},)", a.q[h, p]),
+        TensorPanel(f"K, head {h}   (S, d_k) = {tuple(a.k[h].shape)}", a.k[h], y_labels=t.source),
+        TensorPanel(
+            "scores = q · k / √d_k   (S,)", scores, kind="bars", x_labels=t.source, masked=~a.allowed[p],
+            number_format=".2f",
         ),
-        figures.attention_heatmap(
-            views.decoder_self[0].mean(0).numpy(), views.target_tokens, views.target_tokens,
-            title="Decoder self-attention, layer 0 (causal mask "
-            + ("on" if explorer.state.causal_mask else "OFF") + ")",
-            highlight_query=current, family="decoder_self",
-            masked=render.masked_cells(views, explorer.state, "decoder_self"),
-        ),
-        figures.attention_heatmap(
-            views.cross[-1].mean(0).numpy(), views.target_tokens, views.source_tokens,
-            title="Cross-attention, last layer, head average", highlight_query=current, family="cross",
-            masked=render.masked_cells(views, explorer.state, "cross"),
-        ),
-        figures.candidates_bar(
-            views.candidate_tokens, [c.prob for c in views.candidates],
-            title=f"After {' '.join(views.target_tokens)}: the next token",
-        )
-        if not views.finished
-        else figures.candidates_bar([], [], title="The translation is finished"),
+        TensorPanel("weights = softmax(scores)   (S,)", weights, kind="bars", x_labels=t.source, number_format=".2f"),
     ]  # fmt: skip
+    figure = figures.attention_heatmap(
+        a.weights[h].numpy(), t.source, t.source, title=f"Encoder self-attention, layer 0, head {h}",
+        highlight_query=p, family="encoder", masked=(~a.allowed).numpy() if not bool(a.allowed.all()) else None,
+    )  # fmt: skip
+    return text, figures.tensor_panels_html(panels), figure
+
+
+def heads_section(explorer: Explorer, t: Thread) -> tuple[str, str, None]:
+    a, p = t.worked.encoder[0].self_attention, t.read
+    n_heads, _, d_k = a.q.shape
+    d = a.concat.shape[-1]
+    looks = "; ".join(
+        f"head {h} looks most at {q(t.source[int(a.weights[h, p].argmax())])} ({float(a.weights[h, p].max()):.2f})"
+        + ("" if bool(a.kept[h]) else ", silenced")
+        for h in range(n_heads)
+    )
+    text = (
+        f"One attention is not enough: the layer runs **{n_heads} heads** side by side, each with its own "
+        f"$W_Q, W_K, W_V$ that project to d_k = {d_k} numbers (§3.2.2). At {q(t.source[p])} in encoder layer 0, "
+        f"{looks}. The heads' outputs are put side by side, {n_heads} × {d_k} = {d} numbers, and "
+        f"$W^O$ ({d} × {d}) mixes them into one vector: "
+        "$\\mathrm{MultiHead} = \\mathrm{Concat}(head_0, \\dots, head_{H-1})\\,W^O$. A silenced head (in *Masks "
+        "and heads*) is zeros here."
+    )
+    panels = [
+        TensorPanel(
+            f"each head's output at “{t.source[p]}”   (H, d_k) = {tuple(a.heads[:, p].shape)}", a.heads[:, p],
+            y_labels=[f"head {h}" for h in range(n_heads)],
+        ),
+        TensorPanel(f"Concat   (H·d_k,) = ({d},)", a.concat[p]),
+        TensorPanel(f"Concat · W^O + b_O   (d_model,) = ({d},)", a.out[p]),
+    ]  # fmt: skip
+    return text, figures.tensor_panels_html(panels), None
+
+
+def add_norm_section(explorer: Explorer, t: Thread) -> tuple[str, str, None]:
+    s, p = t.worked.encoder[0].self_attention_add_norm, t.read
+    mean, variance = float(s.mean[p]), float(s.variance[p])
+    if s.pre_norm:
+        how = (
+            "This model is **pre-norm**: LayerNorm comes *before* each sub-layer, and the sub-layer's output is "
+            "simply added to the stream, $x + \\mathrm{Sublayer}(\\mathrm{LayerNorm}(x))$; a final LayerNorm "
+            "closes each stack."
+        )
+    else:
+        how = (
+            "As in the paper (**post-norm**), the output is added to the sub-layer's own input and the sum is "
+            "normalised: $\\mathrm{LayerNorm}(x + \\mathrm{Sublayer}(x))$ (§3.1)."
+        )
+    text = (
+        f"The attention's output does not replace the vector of {q(t.source[p])}: it is **added** to it, the "
+        f"residual connection, so every layer only needs to learn a change. {how} Here the vector LayerNorm reads "
+        f"has mean {mean:.3f} and variance {variance:.3f}; LayerNorm brings them to 0 and 1, then scales each "
+        "dimension by γ and shifts it by β, both learned."
+    )
+    html_, _ = inside.add_norm_view(s, p, "")
+    return text, html_, None
+
+
+def ffn_section(explorer: Explorer, t: Thread) -> tuple[str, str, None]:
+    f, p = t.worked.encoder[0].ffn, t.read
+    n_hidden, d = f.hidden.shape[-1], f.out.shape[-1]
+    zeros = f.exactly_zero(p)
+    cut = " ReLU cuts every negative value to exactly 0:" if f.activation == "relu" else ""
+    text = (
+        f"Then every position goes, on its own, through the same small network: $\\mathrm{{FFN}}(x) = "
+        f"\\mathrm{{{f.activation}}}(xW_1 + b_1)W_2 + b_2$ (§3.3), up to d_ff = {n_hidden} dimensions and back "
+        f"down to {d}.{cut} at {q(t.source[p])} in encoder layer 0, {zeros} of the {n_hidden} hidden values are "
+        f"exactly zero ({zeros / n_hidden:.0%}). Its output is added and normalised like the attention's."
+    )
+    html_, _ = inside.ffn_view(f, p, "")
+    return text, html_, None
+
+
+def masks_section(explorer: Explorer, t: Thread) -> tuple[str, None, go.Figure]:
+    a = t.worked.decoder[0].self_attention
+    n = len(t.target)
+    hidden = int((~a.allowed).sum())
+    state = explorer.state
+    if state.causal_mask:
+        how = (
+            f"The decoder has read {n} pieces. In its self-attention each position may look only at itself and "
+            "the positions before it: the **causal mask** sets the scores above the diagonal to −∞ before the "
+            f"softmax, so their weights are exactly 0 (§3.2.3). Here that hides {hidden} of the {n * n} scores: "
+            f"{q(t.target[0])} sees only itself, {q(t.now)} sees all {n}. In training, the whole translation is "
+            "read at once, and the mask is what keeps a position from copying the word it must predict."
+        )
+    else:
+        how = (
+            "The **causal mask is off** (in *Masks and heads*): every position now sees the ones after it too. "
+            "At this step that changes the earlier rows only; in training the model could copy the answer."
+        )
+    text = (
+        how + " The **padding mask** does the same for `<pad>` positions of a shorter sentence in a batch "
+        f"({'on' if state.padding_mask else 'off'} here)."
+    )
+    views = explorer.views()
+    figure = figures.attention_heatmap(
+        views.decoder_self[0].mean(0).numpy(), views.target_tokens, views.target_tokens,
+        title="Decoder self-attention, layer 0 (causal mask " + ("on" if state.causal_mask else "OFF") + ")",
+        highlight_query=len(views.target_tokens) - 1, family="decoder_self",
+        masked=render.masked_cells(views, state, "decoder_self"),
+    )  # fmt: skip
+    return text, None, figure
+
+
+def cross_section(explorer: Explorer, t: Thread) -> tuple[str, None, go.Figure]:
+    n_layers = len(t.worked.decoder)
+    weights = t.worked.decoder[-1].cross_attention.weights[:, -1].mean(0)
+    second = int(weights.argsort(descending=True)[min(1, len(t.source) - 1)])
+    text = (
+        f"Between its self-attention and its FFN, each of the {n_layers} decoder layers has a **cross-attention**: "
+        "the queries come from the decoder, the keys and values from the encoder's output, the *memory* "
+        f"(S × d_model = {tuple(t.worked.memory.shape)}). The memory's keys and values were computed once, at the "
+        "first step, and every later step reads them from the cache. This is where the translation looks at the "
+        f"source: in the last layer, averaged over the heads, the position of {q(t.now)} reads "
+        f"{q(t.source[t.read])} with weight {float(weights[t.read]):.2f} and {q(t.source[second])} with "
+        f"{float(weights[second]):.2f}."
+    )
+    views = explorer.views()
+    figure = figures.attention_heatmap(
+        views.cross[-1].mean(0).numpy(), views.target_tokens, views.source_tokens,
+        title="Cross-attention, last layer, head average", highlight_query=len(views.target_tokens) - 1,
+        family="cross", masked=render.masked_cells(views, explorer.state, "cross"),
+    )  # fmt: skip
+    return text, None, figure
+
+
+def stacks_section(explorer: Explorer, t: Thread) -> tuple[str, str, None]:
+    html_, _ = inside.stacks_view(t.worked, t.source, t.target, t.read)
+    stream = t.worked.residual_stream("decoder", t.worked.position)
+    matrix = torch.stack([vector for _, vector in stream])
+    closeness = torch.nn.functional.cosine_similarity(matrix, matrix[-1:], dim=-1).tolist()
+    n_enc, n_dec = len(t.worked.encoder), len(t.worked.decoder)
+    after_layer_0 = 3  # the embedding, then layer 0's three sub-layers: self-attention, cross-attention, FFN
+    text = (
+        f"The paper stacks N identical layers: here {n_enc} in the encoder and {n_dec} in the decoder. Each one "
+        "reads the vector of every position and adds its sub-layers' outputs to it, so one vector per position "
+        "flows up the stack, the *residual stream*. The rows below follow the vector of "
+        f"{q(t.now)} up the decoder: after the embedding its cosine similarity with the vector that leaves the "
+        f"stack is {closeness[0]:.2f}, after layer 0 {closeness[min(after_layer_0, len(closeness) - 1)]:.2f}; and "
+        f"{q(t.source[t.read])} up the encoder, whose last row is the memory."
+    )
+    return text, html_, None
+
+
+def output_section(explorer: Explorer, t: Thread) -> tuple[str, None, go.Figure]:
+    o, tokenizer = t.worked.output, explorer.checkpoint.tokenizer
+    config = explorer.checkpoint.model.config
+    ids, probabilities = o.top(inside.TOP)
+    labels = [tokenizer.target_piece(int(i)) for i in ids]
+    best, runner = int(ids[0]), int(ids[1]) if len(ids) > 1 else int(ids[0])
+    tied = "the target embedding table itself (tied, §3.4)" if config.tie_output else "a matrix of its own"
+    text = (
+        f"The decoder's last vector at {q(t.now)} ({o.final.numel()} numbers) is multiplied by {tied}: one "
+        f"**logit** for each of the {config.tgt_vocab_size:,} pieces of the vocabulary. "
+        "$P(y_t \\mid y_{<t}, x) = \\mathrm{softmax}(h_t W^\\top)$. The highest logit is "
+        f"{float(o.logits[best]):.2f}, for {q(labels[0])}, which gets probability {float(probabilities[0]):.1%}; "
+        f"{q(tokenizer.target_piece(runner))} follows with {float(o.logits[runner]):.2f} and "
+        f"{float(o.probabilities[runner]):.1%}."
+        + (
+            " This was the last step: it wrote `</s>`, and the translation is finished."
+            if explorer.finished
+            else " Greedy decoding takes the most probable piece; press **Step** and every section moves on by one."
+        )
+    )
+    written = ids.tolist().index(t.worked.chosen) if explorer.finished and t.worked.chosen in ids.tolist() else None
+    figure = figures.candidates_bar(
+        labels, probabilities.tolist(), chosen=written, title=f"After {q(t.now)}: the {inside.TOP} most probable"
+    )
+    return text, None, figure
+
+
+def layers_section(explorer: Explorer, t: Thread) -> tuple[str, str, None]:
+    tokenizer = explorer.checkpoint.tokenizer
+    name = tokenizer.target_piece(t.worked.chosen)
+    predictions = t.worked.layer_predictions
+    said = "; ".join(
+        f"layer {p.layer} would say {q(tokenizer.target_piece(p.top_ids[0]))} and give {q(name)} "
+        f"{p.chosen_probability:.0%}"
+        for p in predictions
+    )
+    first = next((p.layer for p in predictions if p.top_ids[0] == t.worked.chosen), None)
+    known = (
+        f"The model's choice is on top from layer {first} on."
+        if first is not None
+        else "Only the whole stack puts it on top."
+    )
+    text = (
+        "When does the model know? Put each decoder layer's output at this position through the final projection "
+        "as if no layer came after it"
+        + (" (with the final LayerNorm)" if t.worked.pre_norm else "")
+        + f": {said}. {known}"
+    )
+    html_, _ = inside.layers_view(t.worked, explorer)
+    return text, html_, None

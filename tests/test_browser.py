@@ -109,7 +109,7 @@ def test_empty_views_say_what_to_do(page):
     assert "Choose beam" in page.locator("#beam-hint").inner_text()
     assert not visible(page, "#beam-plot")
     page.get_by_role("tab", name="Walkthrough").click()  # issue 14: drawn as it opens, never a button away
-    page.wait_for_selector("#walkthrough-5 .js-plotly-plot")
+    page.wait_for_selector("#walkthrough-output-plot .js-plotly-plot")
     page.get_by_role("tab", name="Trained vs untrained").click()
     assert "Press the button" in page.locator("#twin-text").inner_text() and not visible(page, "#trained-plot")
     page.get_by_role("tab", name="Masks and heads").click()
@@ -257,20 +257,40 @@ def test_trained_vs_untrained_and_walkthrough(page):
         assert page.locator(plot).bounding_box()["width"] > 0.95 * full
     shot(page, "trained-vs-untrained")
     page.get_by_role("tab", name="Walkthrough").click()
-    for i in range(1, 6):  # every section's figure drawn as the tab opens
-        page.wait_for_selector(f"#walkthrough-{i} .js-plotly-plot .main-svg")
-    # issue 14: it follows the step (never stale): Back takes a row off the last section's attention figure
-    rows = "() => document.querySelector('#walkthrough-4 .js-plotly-plot')._fullData[0].y.length"
-    n_rows, before = page.evaluate(rows), output(page)
+    for key in ("scores", "masks", "cross", "output"):  # every section's figure drawn as the tab opens
+        page.wait_for_selector(f"#walkthrough-{key}-plot .js-plotly-plot .main-svg")
+    for key in ("embedding", "scores", "heads", "add_norm", "ffn", "stacks", "layers"):
+        page.wait_for_selector(f"#walkthrough-{key}-tensors .tensor")
+    # issue 14: it follows the step (never stale): Back takes a row off the masks section's figure, and the text
+    rows = "() => document.querySelector('#walkthrough-masks-plot .js-plotly-plot')?._fullData.at(-1).y.length"
+    tokens = "() => document.querySelector('#walkthrough-tokens')?.innerText"  # (a moment away while redrawn)
+    before = output(page)
+    if not before:  # at least one step to go back from
+        page.locator("#step-btn").click()
+        before = wait_for_output_change(page, before)
+        page.wait_for_timeout(300)
+    n_rows, text = page.evaluate(rows), page.evaluate(tokens)
     page.locator("#back-btn").click()
     wait_for_output_change(page, before)
     page.wait_for_function(f"n => ({rows})() === n - 1", arg=n_rows)
+    page.wait_for_function(f"t => ({tokens})() !== t", arg=text)
     before = output(page)
     page.locator("#step-btn").click()
     wait_for_output_change(page, before)
-    assert "▁" in page.locator("#walkthrough-0").inner_text() or "</s>" in page.locator("#walkthrough-0").inner_text()
+    page.wait_for_function(f"t => ({tokens})() === t", arg=text)
     page.wait_for_timeout(500)
     shot(page, "walkthrough")
+    # each section opens its stage: the scores section, at the source piece and head it talks about
+    said = page.locator("#walkthrough-scores").inner_text()
+    head, piece = re.search(r"head (\d+), the query of “([^”]+)”", said).groups()
+    page.locator("#walkthrough-scores-link").click()
+    page.wait_for_function("() => document.querySelector('#inside-text')?.innerText.startsWith('Self-attention')")
+    assert page.locator("#inside-stage input:checked").get_attribute("value") == "encoder.self_attention"
+    shown = page.locator("#inside-text").inner_text()
+    assert f"(“{piece}”), head {head} of" in shown
+    top = "() => document.querySelector('#views').getBoundingClientRect().top / innerHeight"
+    page.wait_for_function(f"() => ({top})() >= 0 && ({top})() < 0.5")  # scrolled back up to the stage
+    page.get_by_role("tab", name="Attention").click()
 
 
 def test_clicking_an_example_translates_it(page):

@@ -87,3 +87,17 @@ def test_a_layer_head_or_position_beyond_the_model_is_brought_into_range(explore
     assert at.row == len(viewed.source_ids()) - 1
     with pytest.raises(ExplorerError, match="unknown stage"):
         ExplorerState(stage="decoder.somewhere")
+
+
+def test_the_stacks_stage_follows_one_vector_up_each_stack(explorer):
+    viewed = Explorer(explorer.registry, explorer.state.replace(stage="stacks", stage_position=1))
+    page, text = inside.stage_view(viewed)
+    worked = inside.worked_step(viewed)
+    titles = html.unescape(" ".join(re.findall(r'<div class="tensor-title">(.*?)</div>', page)))
+    n_enc, n_dec = len(worked.encoder), len(worked.decoder)
+    assert f"the encoder stream at “{viewed.views().source_tokens[1]}”" in titles
+    assert f"({1 + 2 * n_enc}, d_model)" in titles and f"({1 + 3 * n_dec}, d_model)" in titles
+    assert titles.count("cosine similarity") == 2
+    values = [float(v) for v in re.findall(r'data-value="([-0-9.e]+)"', page)]
+    assert values[2 * n_enc] == pytest.approx(1.0)  # the encoder stream's last row is where it ends
+    assert "residual stream" in text and "memory" in text

@@ -155,17 +155,6 @@ def test_the_attention_caption_says_what_rows_and_columns_are(explorer, family):
     assert ("causal mask" in caption) == (family == "decoder_self")
 
 
-def test_the_walkthroughs_masks_section_shows_the_masked_cells(explorer):
-    from explorer import walkthrough
-
-    sections = walkthrough.walkthrough(explorer)
-    assert len(sections) == len(walkthrough.SECTIONS) == 6
-    masks = sections[3]  # "Masks": decoder self-attention of layer 0
-    assert masks.data[0].name == "masked" and "causal mask on" in masks.layout.title.text
-    unmasked = walkthrough.walkthrough(Explorer(explorer.registry, explorer.state.replace(causal_mask=False)))[3]
-    assert len(unmasked.data) == 1  # the causal mask off: no grey layer
-
-
 # ---- issue 13: the Attention tab's views --------------------------------------------------------------------
 
 

@@ -134,3 +134,23 @@ def test_the_model_is_only_read():
     work_through(model, SRC, TGT, silenced=[("cross", 1, 1)])
     assert all(torch.equal(before[name], p) for name, p in model.state_dict().items())
     assert not any(module._forward_hooks or module._forward_pre_hooks for module in model.modules())
+
+
+@pytest.mark.parametrize("norm", ["post", "pre"])
+def test_the_residual_stream_goes_from_the_embedding_to_what_leaves_each_stack(norm):
+    model = tiny_model(seed=9, norm_position=norm)
+    worked = work_through(model, SRC, TGT)
+    n_enc, n_dec = model.config.n_encoder_layers, model.config.n_decoder_layers
+    encoder = worked.residual_stream("encoder", 3)
+    decoder = worked.residual_stream("decoder", worked.position)
+    pre = norm == "pre"
+    assert len(encoder) == 1 + 2 * n_enc + pre and len(decoder) == 1 + 3 * n_dec + pre
+    assert [name for name, _ in decoder[:4]] == ["embedding", "L0 self-attn", "L0 cross-attn", "L0 FFN"]
+    assert torch.equal(encoder[0][1], worked.source_embedding.out[3])
+    assert torch.equal(encoder[-1][1], worked.memory[3])  # the encoder's output, the memory
+    assert torch.equal(decoder[-1][1], worked.output.final)  # what the output projection reads
+    assert torch.equal(decoder[3][1], worked.decoder[0].out[-1])
+    earlier = worked.residual_stream("decoder", 1)  # an earlier position has no output projection
+    assert len(earlier) == 1 + 3 * n_dec and torch.equal(earlier[-1][1], worked.decoder[-1].out[1])
+    with pytest.raises(ValueError, match="unknown stack"):
+        worked.residual_stream("middle", 0)

@@ -178,6 +178,34 @@ class WorkedStep:
         """The target position being predicted from (the last one)."""
         return self.target_embedding.ids.numel() - 1
 
+    def residual_stream(self, stack: str, position: int) -> list[tuple[str, Tensor]]:
+        """The vector of one position on its way up a stack ("encoder" or "decoder"), as (where, (d,) vector):
+        after the embedding, then after each sub-layer's residual add (and LayerNorm, post-norm), named as
+        "L1 cross-attn" (layer 1, after its cross-attention), and for a
+        pre-norm stack after its final LayerNorm: the encoder's memory, or the vector the output projection reads
+        (only the last target position has one)."""
+        if stack == "encoder":
+            layers, embedding = self.encoder, self.source_embedding
+            names = ("self_attention_add_norm", "ffn_add_norm")
+        elif stack == "decoder":
+            layers, embedding = self.decoder, self.target_embedding
+            names = ("self_attention_add_norm", "cross_attention_add_norm", "ffn_add_norm")
+        else:
+            raise ValueError(f"unknown stack {stack!r}: encoder or decoder")
+        short = {
+            "self_attention_add_norm": "self-attn",
+            "cross_attention_add_norm": "cross-attn",
+            "ffn_add_norm": "FFN",
+        }
+        stream = [("embedding", embedding.out[position])]
+        for i, layer in enumerate(layers):
+            stream += [(f"L{i} {short[name]}", getattr(layer, name).out[position]) for name in names]
+        if self.pre_norm and stack == "encoder":
+            stream.append(("final norm: memory", self.memory[position]))
+        elif self.pre_norm and position == self.position:
+            stream.append(("final norm", self.output.final))
+        return stream
+
 
 # --------------------------------------------------------------------------------------------------------
 # The stages, each written out

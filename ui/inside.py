@@ -64,7 +64,7 @@ class Panel(Base):
                         self.head = page.setting("stage_head", gr.Slider(0, 7, value=0, step=1, label="Head",
                                                                          elem_id="inside-head"))  # fmt: skip
                         self.position = page.setting("stage_position", gr.Slider(
-                            0, 63, value=0, step=1, label="Source position", info="for the encoder's stages",
+                            0, 63, value=0, step=1, label="Source position", info="the encoder's stages, the stacks",
                             elem_id="inside-position",
                         ))  # fmt: skip
                     self.text = gr.Markdown(elem_id="inside-text")
@@ -73,7 +73,7 @@ class Panel(Base):
 
     def refresh(self, frame: Refresh) -> dict[Component, Any]:
         explorer = frame.explorer
-        worked = inside.worked_step(explorer)
+        worked = frame.worked
         figure, text = inside.stage_view(explorer, worked)
         updates: dict[Component, Any] = {self.plot: figure, self.text: text}
         if not frame.light:  # the stage, the model or the sentence changed: the diagram and the controls' ranges

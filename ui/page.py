@@ -32,7 +32,7 @@ from . import (
     twins,
     walkthrough,
 )
-from .panel import Panel, Refresh, escaped
+from .panel import FIT_PLOTS_JS, Panel, Refresh, escaped
 from .runtime import QUICK, Blocks, lock_of, run_gpu
 from .settings import Settings, settle
 
@@ -46,15 +46,6 @@ TABS = (
     walkthrough.Panel,
     share.Panel,
 )
-
-# After a tab opens, every plot measures its container again: a plot drawn while its tab was hidden had no width to
-# measure and fell back to Plotly's 700 px. Plotly listens to the window's resize event; it is sent once the tab's
-# content is laid out (two frames), and again a little later for a figure that arrives while the tab opens.
-FIT_PLOTS_JS = """() => {
-    const fit = () => window.dispatchEvent(new Event("resize"));
-    requestAnimationFrame(() => requestAnimationFrame(fit));
-    setTimeout(fit, 250);
-}"""
 
 
 class Page:

@@ -10,14 +10,25 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from gradio.components import Component
 
-from explorer import Explorer, ExplorerState, Views
+from explorer import Explorer, ExplorerState, Views, inside
+from transformer.worked import WorkedStep
 
 if TYPE_CHECKING:
     from .page import Page
+
+# After a tab opens, every plot measures its container again: a plot drawn while its tab was hidden had no width to
+# measure and fell back to Plotly's 700 px. Plotly listens to the window's resize event; it is sent once the tab's
+# content is laid out (two frames), and again a little later for a figure that arrives while the tab opens.
+FIT_PLOTS_JS = """() => {
+    const fit = () => window.dispatchEvent(new Event("resize"));
+    requestAnimationFrame(() => requestAnimationFrame(fit));
+    setTimeout(fit, 250);
+}"""
 
 
 @dataclass(frozen=True)
@@ -32,6 +43,11 @@ class Refresh:
     @property
     def state(self) -> ExplorerState:
         return self.explorer.state
+
+    @cached_property
+    def worked(self) -> WorkedStep:
+        """The current step worked through stage by stage, once for every panel that shows it."""
+        return inside.worked_step(self.explorer)
 
 
 class Panel:

@@ -1,24 +1,59 @@
-"""The Walkthrough tab: the paper's path from tokens to next-token probabilities, section by section, computed on
-the current sentence and step and drawn again after every action while the tab is open, so it is never stale (the
-sections and figures are in `explorer.walkthrough`)."""
+"""The Walkthrough tab: a guided tour of the stages of the Inside a step view, from the sentence's pieces to the
+next token, written with the numbers of the current sentence and step (`explorer.walkthrough`). It is drawn again
+after every action while the tab is open, so it is never stale, and each section's button opens its stage."""
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import gradio as gr
 from gradio.components import Component
 
-from explorer import walkthrough
+from explorer import Explorer, walkthrough
 
+from .inside import HOVER_JS
+from .panel import FIT_PLOTS_JS, Refresh
 from .panel import Panel as Base
-from .panel import Refresh
 
 HINT = (
-    "Each section below is drawn from your own sentence, model and current step, from the pieces the encoder reads "
-    "to the probabilities of the next token, and follows every Step, Back, Run and setting."
+    "A tour of the computation of the next token, stage by stage, for a student who has read the paper once. "
+    "Every number is your own sentence's at the current step, and follows every Step, Back, Run and setting; "
+    "each section's button opens its stage in *Inside a step*."
 )
+LATEX = [{"left": "$", "right": "$", "display": False}]
+
+# After a section's button opened Inside a step: its figures fit their width (`FIT_PLOTS_JS`), and the page scrolls
+# back up to the tabs, where the stage is shown (the button was far down the tour).
+SHOW_STAGE_JS = f"""() => {{
+    document.querySelector("#views").scrollIntoView({{block: "start"}});
+    ({FIT_PLOTS_JS})();
+}}"""
+
+
+class Section:
+    """The components of one section: its text, its tensors and figure (when it has them), and its link."""
+
+    def __init__(self, kind: walkthrough.Kind):
+        self.kind = kind
+        self.text = gr.Markdown(f"### {kind.heading}", latex_delimiters=LATEX, elem_id=f"walkthrough-{kind.key}")
+        self.tensors = gr.HTML(elem_id=f"walkthrough-{kind.key}-tensors", js_on_load=HOVER_JS) if kind.tensors else None
+        self.plot = gr.Plot(show_label=False, elem_id=f"walkthrough-{kind.key}-plot") if kind.plot else None
+        self.link = gr.Button(
+            "Open this stage in Inside a step →", size="sm", elem_id=f"walkthrough-{kind.key}-link",
+            elem_classes="walkthrough-link",
+        )  # fmt: skip
+
+    @property
+    def outputs(self) -> list[Component]:
+        return [c for c in (self.text, self.tensors, self.plot) if c is not None]
+
+    def drawn(self, section: walkthrough.Section) -> dict[Component, Any]:
+        updates: dict[Component, Any] = {self.text: section.text}
+        if self.tensors is not None:
+            updates[self.tensors] = section.tensors or ""
+        if self.plot is not None:
+            updates[self.plot] = section.plot
+        return updates
 
 
 class Panel(Base):
@@ -28,16 +63,41 @@ class Panel(Base):
         super().__init__(page)
         with page.tab("Walkthrough", self.tab):
             gr.Markdown(HINT, elem_id="walkthrough-hint")
-            self.sections: list[Component] = []
-            for i, (heading, text) in enumerate(walkthrough.SECTIONS):
-                gr.Markdown(f"### {heading}\n{text}", latex_delimiters=[{"left": "$", "right": "$", "display": False}])
-                shown = gr.HTML if i == 0 else functools.partial(gr.Plot, show_label=False)
-                self.sections.append(shown(elem_id=f"walkthrough-{i}"))
-        self.outputs = list(self.sections)
+            self.sections = [Section(kind) for kind in walkthrough.SECTIONS]
+        self.outputs = [component for section in self.sections for component in section.outputs]
 
     def refresh(self, frame: Refresh) -> dict[Component, Any]:
-        drawn = walkthrough.walkthrough(frame.explorer)
-        return dict(zip(self.sections, drawn, strict=True))
+        updates: dict[Component, Any] = {}
+        for shown, section in zip(self.sections, walkthrough.tour(frame.explorer, frame.worked), strict=True):
+            updates.update(shown.drawn(section))
+        return updates
 
     def cleared(self, message: str) -> dict[Component, Any]:
-        return {section: None for section in self.sections}
+        return {component: None for component in self.outputs}
+
+    def wire(self) -> None:
+        page = self.page
+        outputs = [page.tabs, page.controls["stage"], *page.outputs]
+        for section in self.sections:
+            section.link.click(self.stage_opener(section.kind.key), page.inputs, outputs, api_visibility="private").then(
+                None, None, None, js=SHOW_STAGE_JS, api_visibility="private"
+            )
+
+    def stage_opener(self, key: str):
+        """A handler for a section's button: the Inside a step view opens on the section's stage."""
+        page = self.page
+
+        def act(explorer: Explorer) -> None:
+            explorer.update(tab="inside", **walkthrough.link(explorer, key).state_fields())
+
+        handler = page.action(act)
+
+        def open_stage(explorer, *values) -> dict[Component, Any]:
+            updates = handler(explorer, *values)
+            explorer = updates.get(page.explorer)
+            if isinstance(explorer, Explorer) and explorer.state.tab == "inside":
+                updates[page.tabs] = gr.Tabs(selected="inside")
+                updates[page.controls["stage"]] = explorer.state.stage
+            return updates
+
+        return open_stage
