@@ -14,6 +14,9 @@
 * **Step, Inside a step** — `inside_step_ms_*`: the same, with the Inside a step tab open (its default stage, the
   decoder's masked self-attention of layer 0), until that stage's tensors are shown for the new position (the
   text names it, every image decoded) and the candidates are drawn.
+* **Step, Walkthrough** — `walkthrough_step_ms_*`: the same with the Walkthrough tab open, until every one of its
+  eleven sections is drawn for the new step (the three figures that change at every step drawn again, every
+  tensor image decoded).
 * **Run** — `run_ms_*`: from clicking Run (`#run-btn`) until the whole translation is shown; reset in between.
   10 runs (2 in quick mode). Also `translation` and `n_steps`, the Step clicks from the empty output to the finish.
 * **Memory** of the app process from `/proc/<pid>/status`, in MiB: `rss_bare_mb` right after start (no model is
@@ -218,6 +221,32 @@ INSIDE_STEP_JS = (
                                     'the inside view to be drawn');
         return {ms, finished: finishedShown(), ...(await answer(t0))};
     } finally { candidates.stop(); }
+}"""
+)
+
+# With the Walkthrough tab open: click Step; resolves when every section is drawn for the new step: the tokens
+# section names the new target position, every figure of the tour that changes has been drawn again, every tensor
+# image is decoded, and the candidates above are drawn (or the finish is shown).
+# The tour's figures that change at every step (a row more, new candidates). The scores section's map is the same
+# figure while the step reads the same source piece, and an unchanged figure is not drawn again.
+WALKTHROUGH_PLOTS = ["#walkthrough-masks-plot", "#walkthrough-cross-plot", "#walkthrough-output-plot"]
+WALKTHROUGH_STEP_JS = (
+    "async () => {"
+    + _JS_HELPERS
+    + f"const plots = {json.dumps(WALKTHROUGH_PLOTS)};"
+    + """
+    const position = () => Number((/target position (\\d+)/.exec(
+        (document.querySelector('#walkthrough-tokens') || {}).innerText || '') || [])[1]);
+    const next = position() + 1;
+    const images = () => [...document.querySelectorAll('[id^="walkthrough-"][id$="-tensors"] img')];
+    const watches = [...plots.map(id => watchDraws(id, () => null)), watchDraws('#candidates-plot', () => null)];
+    try {
+        const t0 = performance.now();
+        document.querySelector('#step-btn').click();
+        const ms = await untilFrame(t0, () => (position() === next && watches.every(w => w.draws() > 0)
+            && images().every(img => img.complete)) || finishedShown(), 'the walkthrough to be drawn');
+        return {ms, finished: finishedShown(), ...(await answer(t0))};
+    } finally { watches.forEach(w => w.stop()); }
 }"""
 )
 
@@ -471,7 +500,8 @@ def _measure_page(app: App, page, *, model: str, steps: int, runs: int, memory_s
         else:
             timed.append(result)
 
-    inside_results = _inside_steps(page, steps)
+    inside_results = _tab_steps(page, steps, "Inside a step", INSIDE_OPENED, INSIDE_STEP_JS)
+    walkthrough_results = _tab_steps(page, steps, "Walkthrough", WALKTHROUGH_OPENED, WALKTHROUGH_STEP_JS)
 
     run_results = []
     for _ in range(runs):
@@ -495,6 +525,8 @@ def _measure_page(app: App, page, *, model: str, steps: int, runs: int, memory_s
         **_breakdown("run", run_results),
         **_summary("inside_step_ms", [r["ms"] for r in inside_results]),
         **_breakdown("inside_step", inside_results),
+        **_summary("walkthrough_step_ms", [r["ms"] for r in walkthrough_results]),
+        **_breakdown("walkthrough_step", walkthrough_results),
         "run_first_token_ms_median": _median(run_results, "first_token_ms"),
         "run_messages": _median(run_results, "messages", 0),
         "models_loaded": models,
@@ -505,23 +537,27 @@ def _measure_page(app: App, page, *, model: str, steps: int, runs: int, memory_s
     }
 
 
-def _inside_steps(page, steps: int) -> list[dict[str, Any]]:
-    """Step with the Inside a step tab open (its default stage, the decoder's masked self-attention of layer 0):
+INSIDE_OPENED = "() => /position 0 /.test(document.querySelector('#inside-text').innerText)"
+WALKTHROUGH_OPENED = "() => /target position 0\\./.test(document.querySelector('#walkthrough-tokens')?.innerText)"
+
+
+def _tab_steps(page, steps: int, tab: str, opened: str, step_js: str) -> list[dict[str, Any]]:
+    """Step with the tab `tab` open (`opened`: its view is drawn for the empty translation), timed by `step_js`:
     `steps` timed steps, reset whenever the translation finishes; then back to the Attention tab."""
-    page.evaluate(RESET_JS)
-    opened = "() => /position 0 /.test(document.querySelector('#inside-text').innerText)"
-    page.get_by_role("tab", name="Inside a step").click()
-    page.wait_for_function(opened, timeout=ACTION_TIMEOUT_MS)
-    page.wait_for_timeout(500)
+
+    def reopen() -> None:
+        page.get_by_role("tab", name="Attention").click()
+        page.evaluate(RESET_JS)
+        page.get_by_role("tab", name=tab).click()
+        page.wait_for_function(opened, timeout=ACTION_TIMEOUT_MS)
+        page.wait_for_timeout(500)
+
+    reopen()
     timed: list[dict[str, Any]] = []
     while len(timed) < steps:
-        result = page.evaluate(INSIDE_STEP_JS)
+        result = page.evaluate(step_js)
         if result["finished"]:
-            page.get_by_role("tab", name="Attention").click()
-            page.evaluate(RESET_JS)
-            page.get_by_role("tab", name="Inside a step").click()
-            page.wait_for_function(opened, timeout=ACTION_TIMEOUT_MS)
-            page.wait_for_timeout(500)
+            reopen()
         else:
             timed.append(result)
     page.get_by_role("tab", name="Attention").click()

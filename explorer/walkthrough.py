@@ -348,10 +348,10 @@ def stacks_section(explorer: Explorer, t: Thread) -> tuple[str, str, None]:
     text = (
         f"The paper stacks N identical layers: here {n_enc} in the encoder and {n_dec} in the decoder. Each one "
         "reads the vector of every position and adds its sub-layers' outputs to it, so one vector per position "
-        "flows up the stack, the *residual stream*. The rows below follow the vector of "
+        "flows up the stack, the *residual stream*. The last rows below follow the vector of "
         f"{q(t.now)} up the decoder: after the embedding its cosine similarity with the vector that leaves the "
-        f"stack is {closeness[0]:.2f}, after layer 0 {closeness[min(after_layer_0, len(closeness) - 1)]:.2f}; and "
-        f"{q(t.source[t.read])} up the encoder, whose last row is the memory."
+        f"stack is {closeness[0]:.2f}, and after layer 0 it is {closeness[min(after_layer_0, len(closeness) - 1)]:.2f}"
+        f". Above them, {q(t.source[t.read])} goes up the encoder; its last row is the memory."
     )
     return text, html_, None
 

@@ -66,3 +66,5 @@ def test_the_app_benchmark_in_quick_mode():
     lines = bench.app_markdown({**app, "model": app["model"]})
     assert any("Step → every visible figure drawn" in line for line in lines)
     assert 0 < app["step_heatmap_ms_median"] <= app["step_ms_median"]  # the heatmap is one of the figures
+    assert app["inside_step_ms_median"] > 0 and app["walkthrough_step_ms_median"] > 0
+    assert any("the whole walkthrough drawn" in line for line in lines)

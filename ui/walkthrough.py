@@ -14,6 +14,7 @@ from explorer import Explorer, walkthrough
 from .inside import HOVER_JS
 from .panel import FIT_PLOTS_JS, Refresh
 from .panel import Panel as Base
+from .runtime import QUICK
 
 HINT = (
     "A tour of the computation of the next token, stage by stage, for a student who has read the paper once. "
@@ -79,9 +80,9 @@ class Panel(Base):
         page = self.page
         outputs = [page.tabs, page.controls["stage"], *page.outputs]
         for section in self.sections:
-            section.link.click(self.stage_opener(section.kind.key), page.inputs, outputs, api_visibility="private").then(
-                None, None, None, js=SHOW_STAGE_JS, api_visibility="private"
-            )
+            opened = section.link.click(self.stage_opener(section.kind.key), page.inputs, outputs,
+                                        api_visibility="private", **QUICK)  # fmt: skip
+            opened.then(None, None, None, js=SHOW_STAGE_JS, api_visibility="private")
 
     def stage_opener(self, key: str):
         """A handler for a section's button: the Inside a step view opens on the section's stage."""
