@@ -128,3 +128,36 @@ def test_opening_a_tab_before_any_action_gives_gradio_an_answer():
     assert len(handlers) == len(TABS)  # every tab
     for handler in handlers:
         assert handler(None)
+
+
+def test_skipped_outputs_are_answered_as_gradio_answers_them_without_building_components():
+    """`ui.runtime.Blocks` leaves the outputs a handler skips out of gradio's postprocessing (which built a new
+    component for each of them, at every event): the answer sent to the page is the same, output for output."""
+    import asyncio
+
+    from gradio.state_holder import SessionState
+
+    step = next(fn for fn in app.demo.fns.values() if fn.api_name == "step")
+    settings = ["numbers-de", "ninety-seven", "greedy", 1.0, 0, 1.0, 0, 4, 64, True, True, True, 0, [], "cross", 0,
+                "average", "heatmap", False, "decoder.self_attention", 0, 0, 0]  # fmt: skip
+    explorer = step.fn(None, *settings)[step.outputs[0]]  # the first answer draws everything
+    answer = step.fn(explorer, *settings)
+    assert len(answer) < len(step.outputs) / 2  # a Step draws a few of the page's outputs, and skips the rest
+    built = []
+    block_init = gr.blocks.Block.__init__
+
+    def counted(self, *args, **kwargs):
+        built.append(type(self).__name__)
+        block_init(self, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(gr.blocks.Block, "__init__", counted)
+        ours = asyncio.run(app.demo.postprocess_data(step, answer, SessionState(app.demo)))
+    assert len(built) <= len(answer)  # gradio alone built one for each of the 40-odd outputs skipped
+    explorer.back()
+    theirs = asyncio.run(
+        gr.Blocks.postprocess_data(app.demo, step, step.fn(explorer, *settings), SessionState(app.demo))
+    )
+    assert len(ours) == len(theirs) == len(step.outputs)
+    for mine, gradios in zip(ours[1:], theirs[1:], strict=True):  # (the explorer itself is a State: not sent)
+        assert mine == gradios
