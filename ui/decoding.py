@@ -17,6 +17,8 @@ from .panel import Panel as Base
 from .panel import Refresh
 from .runtime import QUICK, lock_of, run_gpu
 
+TEXT_EVERY_S = 0.1  # a Run sends its text this often, at most (its first token at once)
+
 
 class Panel(Base):
     def __init__(self, page):
@@ -112,15 +114,17 @@ class Panel(Base):
         return self.page.action(lambda e: e.force_text(text or ""), moves=True)(explorer, *values)
 
     def run(self, explorer, *values):
-        """Step to the end, sending the text after each token; the figures are drawn once, at the end (redrawing
-        them for every token kept the browser a second behind the server; see BENCHMARKS.md)."""
+        """Step to the end, sending the text as it grows (the first token at once, then at most every
+        `TEXT_EVERY_S`); the figures are drawn once, at the end (redrawing them for every token kept the browser a
+        second behind the server; see BENCHMARKS.md). Each message costs the page about as much as a Step's answer
+        without its figures, whatever it holds (every output of the event is handled), so a quick Run sends few."""
         page = self.page
         try:
             with lock_of(explorer):
                 before = explorer.state if isinstance(explorer, Explorer) else None
                 explorer, _ = page.settled(explorer, values)
                 light = explorer.state == before
-            started, message = time.monotonic(), ""
+            started, message, sent = time.monotonic(), "", 0.0
             while True:
                 with explorer.lock:  # per token, never across a yield: a cancelled Run holds no lock
                     if explorer.at_end:
@@ -129,7 +133,10 @@ class Panel(Base):
                         message = f"Run stopped after {runtime.RUN_BUDGET_S:g} s (the time budget); press Run to go on."
                         break
                     explorer.step()
+                    if time.monotonic() - sent < TEXT_EVERY_S:
+                        continue
                     text = explorer.checkpoint.tokenizer.decode_target(explorer.decoding.output_ids)
+                sent = time.monotonic()
                 yield {page.explorer: explorer, self.status: "Running…", self.output_text: text}
             with explorer.lock:
                 final = page.refreshed(explorer, message, light=light)
