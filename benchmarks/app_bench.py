@@ -225,8 +225,8 @@ INSIDE_STEP_JS = (
 )
 
 # With the Walkthrough tab open: click Step; resolves when every section is drawn for the new step: the tokens
-# section names the new target position, every figure of the tour that changes has been drawn again, every tensor
-# image is decoded, and the candidates above are drawn (or the finish is shown).
+# section names the decoder's new position, every figure of the tour that changes has been drawn again, every
+# tensor image is decoded, and the candidates above are drawn (or the finish is shown).
 # The tour's figures that change at every step (a row more, new candidates). The scores section's map is the same
 # figure while the step reads the same source piece, and an unchanged figure is not drawn again.
 WALKTHROUGH_PLOTS = ["#walkthrough-masks-plot", "#walkthrough-cross-plot", "#walkthrough-output-plot"]
@@ -235,7 +235,7 @@ WALKTHROUGH_STEP_JS = (
     + _JS_HELPERS
     + f"const plots = {json.dumps(WALKTHROUGH_PLOTS)};"
     + """
-    const position = () => Number((/target position (\\d+)/.exec(
+    const position = () => Number((/the one at position (\\d+) /.exec(
         (document.querySelector('#walkthrough-tokens') || {}).innerText || '') || [])[1]);
     const next = position() + 1;
     const images = () => [...document.querySelectorAll('[id^="walkthrough-"][id$="-tensors"] img')];
@@ -538,7 +538,7 @@ def _measure_page(app: App, page, *, model: str, steps: int, runs: int, memory_s
 
 
 INSIDE_OPENED = "() => /position 0 /.test(document.querySelector('#inside-text').innerText)"
-WALKTHROUGH_OPENED = "() => /target position 0\\./.test(document.querySelector('#walkthrough-tokens')?.innerText)"
+WALKTHROUGH_OPENED = "() => /the one at position 0 /.test(document.querySelector('#walkthrough-tokens')?.innerText)"
 
 
 def _tab_steps(page, steps: int, tab: str, opened: str, step_js: str) -> list[dict[str, Any]]:

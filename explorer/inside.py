@@ -354,11 +354,12 @@ def stacks_view(worked: WorkedStep, source: list[str], target: list[str], source
     n_layers = len(worked.decoder)
     norm = "adds its output to it (§3.1)" if worked.pre_norm else "adds its output to it, and LayerNorm rescales it"
     text = (
-        f"**The stacks**: N = {n_layers} identical layers, one on top of the other, pass one vector per position "
-        f"upward, the *residual stream*: each sub-layer reads it and {norm}. Every row below is that vector at "
-        "one point of the way (“L1 cross-attn”: after layer 1's cross-attention).\n\n"
+        f"**The stacks**: N = {n_layers} layers of the same shape, each with its own weights, pass one vector per "
+        f"position upward, the *residual stream*: each sub-layer reads it and {norm}. Every row below is that vector "
+        "at one point of the way (“L1 cross-attn”: after layer 1's cross-attention).\n\n"
         f"The vector of “{html.escape(now)}” starts as its embedding, with cosine similarity "
-        f"{float(decoder[0]):.2f} to the vector that leaves the decoder; it is past 0.9 from "
+        f"{float(decoder[0]):.2f} (1 = the same direction, 0 = unrelated) to the vector that leaves the decoder; it "
+        "is past 0.9 from "
         f"*{html.escape(labels[first])}* on. In the encoder, the vector of “{html.escape(word)}” goes from "
         f"{float(encoder[0]):.2f} to 1: its last row is the memory that every decoder layer's cross-attention "
         "reads.\n\n→ **Next:** the decoder's last vector goes to the *Linear + softmax*."

@@ -155,14 +155,25 @@ def q(piece: str) -> str:
     return f"“{html.escape(piece)}”"
 
 
+def num(value: float, digits: int = 2) -> str:
+    """A number as the page writes it, with a true minus sign."""
+    return f"{value:.{digits}f}".replace("-", "−")
+
+
+def percent(p: float) -> str:
+    """A probability in whole percent; "<1%" rather than a misleading "0%"."""
+    return "<1%" if 0 < p < 0.005 else f"{p:.0%}"
+
+
 def tokens_section(explorer: Explorer, t: Thread) -> tuple[str, str, None]:
     n_src, n_tgt = len(t.source), len(t.target)
     written = " ".join(q(p) for p in t.target[1:]) or "nothing yet"
     text = (
-        f"Your sentence is cut into **{n_src} sentencepiece pieces** (`▁` marks the start of a word), and each "
-        "piece becomes an integer id: the encoder reads these ids, always ending with `</s>`. The decoder reads "
-        f"what it has written so far, after a start token {q(t.target[0])}: {written}. This step predicts the "
-        f"piece that follows {q(t.now)}, at target position {n_tgt - 1}."
+        f"Your sentence is cut into **{n_src} subword pieces** (SentencePiece; `▁` marks the start of a word), "
+        "counting the end marker `</s>`, and each piece becomes an integer id: the encoder reads these ids. The "
+        f"decoder reads what it has written so far, after a start token {q(t.target[0])}: {written}. This step "
+        f"predicts the piece that follows {q(t.now)}, the one at position {n_tgt - 1} (positions, layers and "
+        "heads are counted from 0)."
     )
     return text, figures.token_chips_html(t.source, t.worked.source_embedding.ids.tolist()), None
 
@@ -170,14 +181,27 @@ def tokens_section(explorer: Explorer, t: Thread) -> tuple[str, str, None]:
 def embedding_section(explorer: Explorer, t: Thread) -> tuple[str, str, None]:
     e, p = t.worked.source_embedding, t.read
     n_vocab, d = explorer.checkpoint.model.config.src_vocab_size, e.out.shape[-1]
+    token_length, position_length = float((e.token_vectors[p] * e.scale).norm()), float(e.positions[p].norm())
+    if position_length == 0:
+        where = (
+            "Positions are **switched off** (in *Positions*): nothing is added, and the model cannot tell in "
+            "which order the pieces came."
+        )
+    else:
+        ratio = position_length / token_length
+        size = "similar in size" if 0.5 <= ratio <= 2 else ("smaller" if ratio < 0.5 else "larger")
+        where = (
+            f"For {q(t.source[p])} (id {int(e.ids[p])}, position {p}) the scaled embedding has length "
+            f"{token_length:.1f} and the positional row {position_length:.1f}: {size}, so "
+            + ("where a piece stands is not drowned out by which piece it is." if size != "smaller"
+               else "which piece it is weighs more than where it stands.")
+        )  # fmt: skip
     text = (
-        f"Each id picks a row of the embedding table E ({n_vocab:,} × {d}), multiplied by √d_model = "
-        f"{e.scale:.0f} (§3.4). Attention itself ignores order, so a **positional encoding** is added (§3.5): "
-        "$PE_{(pos,2i)} = \\sin(pos / 10000^{2i/d})$, $PE_{(pos,2i+1)} = \\cos(pos / 10000^{2i/d})$. "
-        f"For {q(t.source[p])} (id {int(e.ids[p])}, position {p}) the scaled embedding has length "
-        f"{float((e.token_vectors[p] * e.scale).norm()):.1f} and its positional row {float(e.positions[p].norm()):.1f}"
-        ": where a piece stands weighs about as much as which piece it is. The matrix X below, one row per piece, "
-        "is what enters the first encoder layer."
+        f"Each id picks a row of the embedding table E ({n_vocab:,} × {d}), and the row is multiplied by "
+        f"√d_model = {e.scale:.0f} (§3.4). Attention itself ignores order, so a **positional encoding** is added "
+        "(§3.5): $PE_{(pos,2i)} = \\sin(pos / 10000^{2i/d_{model}})$, "
+        "$PE_{(pos,2i+1)} = \\cos(pos / 10000^{2i/d_{model}})$. "
+        f"{where} The matrix X below, one row per piece, is what enters the first encoder layer."
     )
     panel = TensorPanel(
         f"X = E · √d_model + PE   (S, d_model) = {tuple(e.out.shape)}", e.out, y_labels=t.source, highlight_row=p
@@ -195,11 +219,12 @@ def scores_section(explorer: Explorer, t: Thread) -> tuple[str, str, go.Figure]:
         "Every piece asks a **query** and offers a **key** and a **value**, three projections of its vector: "
         "$q = xW_Q$, $k = xW_K$, $v = xW_V$ (§3.2.1). A query's score against each key is their dot product "
         f"divided by √d_k = √{d_k} = {d_k**0.5:.0f}; softmax turns the scores into weights that sum to 1.\n\n"
-        f"In encoder layer 0, head {h}, the query of {q(t.source[p])} scores "
-        f"{float(scores[high]):.2f} against {q(t.source[high])}, {float(scores[second]):.2f} against "
-        f"{q(t.source[second])} and {float(scores[low]):.2f} against {q(t.source[low])}; softmax gives "
-        f"{q(t.source[high])} weight {float(weights[high]):.2f}. Every query does the same at once: "
-        "$\\mathrm{softmax}(QK^\\top / \\sqrt{d_k})\\,V$, the whole map below, one row per query."
+        f"In encoder layer 0, head {h}, the query of {q(t.source[p])} has its highest score, {num(scores[high])}, "
+        f"against {q(t.source[high])}, the next, {num(scores[second])}, against {q(t.source[second])}, and the "
+        f"lowest, {num(scores[low])}, against {q(t.source[low])}; softmax gives {q(t.source[high])} weight "
+        f"{num(weights[high])}. Every query does the same at once: the map below is "
+        "$\\mathrm{softmax}(QK^\\top / \\sqrt{d_k})$, one row per query, and multiplying it by $V$ gives the "
+        "head's output."
     )
     panels = [
         TensorPanel(f"q of “{t.source[p]}”, head {h}   (d_k,) = ({d_k},)", a.q[h, p]),
@@ -221,19 +246,25 @@ def heads_section(explorer: Explorer, t: Thread) -> tuple[str, str, None]:
     a, p = t.worked.encoder[0].self_attention, t.read
     n_heads, _, d_k = a.q.shape
     d = a.concat.shape[-1]
+    by_piece: dict[int, list[int]] = {}
+    for h in range(n_heads):
+        by_piece.setdefault(int(a.weights[h, p].argmax()), []).append(h)
     looks = "; ".join(
-        f"head {h} looks most at {q(t.source[int(a.weights[h, p].argmax())])} ({float(a.weights[h, p].max()):.2f})"
-        + ("" if bool(a.kept[h]) else ", silenced")
-        for h in range(n_heads)
+        f"{'head' if len(heads) == 1 else 'heads'} {', '.join(map(str, heads))} "
+        f"{'looks' if len(heads) == 1 else 'look'} most at {q(t.source[piece])} "
+        f"({', '.join(num(a.weights[h, p, piece]) for h in heads)})"
+        for piece, heads in by_piece.items()
     )
+    silenced = [str(h) for h in range(n_heads) if not bool(a.kept[h])]
     text = (
-        f"One attention is not enough: the layer runs **{n_heads} heads** side by side, each with its own "
-        f"$W_Q, W_K, W_V$ that project to d_k = {d_k} numbers (§3.2.2). At {q(t.source[p])} in encoder layer 0, "
-        f"{looks}. The heads' outputs are put side by side, {n_heads} × {d_k} = {d} numbers, and "
-        f"$W^O$ ({d} × {d}) mixes them into one vector: "
-        "$\\mathrm{MultiHead} = \\mathrm{Concat}(head_0, \\dots, head_{H-1})\\,W^O$. A silenced head (in *Masks "
-        "and heads*) is zeros here."
-    )
+        "One head makes a single weighted average; several can each look for something different (§3.2.2). The "
+        f"layer runs **{n_heads} heads** side by side, each with its own $W_Q, W_K, W_V$ that project to d_k = "
+        f"{d_k} numbers. At {q(t.source[p])} in encoder layer 0, {looks}. The heads' outputs are put side by "
+        f"side, {n_heads} × {d_k} = {d} numbers, and $W^O$ ({d} × {d}) mixes them into one vector: "
+        "$\\mathrm{MultiHead} = \\mathrm{Concat}(head_0, \\dots, head_{H-1})\\,W^O$. "
+        + (f"Head {', '.join(silenced)} is silenced: its {d_k} numbers are zeros here." if silenced else
+           f"If you silence a head in the *Masks and heads* tab, its {d_k} numbers are zeros here.")
+    )  # fmt: skip
     panels = [
         TensorPanel(
             f"each head's output at “{t.source[p]}”   (H, d_k) = {tuple(a.heads[:, p].shape)}", a.heads[:, p],
@@ -256,12 +287,12 @@ def add_norm_section(explorer: Explorer, t: Thread) -> tuple[str, str, None]:
         )
     else:
         how = (
-            "As in the paper (**post-norm**), the output is added to the sub-layer's own input and the sum is "
-            "normalised: $\\mathrm{LayerNorm}(x + \\mathrm{Sublayer}(x))$ (§3.1)."
+            "As in the paper (**post-norm**), the sum is normalised: "
+            "$\\mathrm{LayerNorm}(x + \\mathrm{Sublayer}(x))$ (§3.1)."
         )
     text = (
         f"The attention's output does not replace the vector of {q(t.source[p])}: it is **added** to it, the "
-        f"residual connection, so every layer only needs to learn a change. {how} Here the vector LayerNorm reads "
+        f"residual connection, so each sub-layer only learns a change. {how} Here the vector LayerNorm reads "
         f"has mean {mean:.3f} and variance {variance:.3f}; LayerNorm brings them to 0 and 1, then scales each "
         "dimension by γ and shifts it by β, both learned."
     )
@@ -275,10 +306,11 @@ def ffn_section(explorer: Explorer, t: Thread) -> tuple[str, str, None]:
     zeros = f.exactly_zero(p)
     cut = " ReLU cuts every negative value to exactly 0:" if f.activation == "relu" else ""
     text = (
-        f"Then every position goes, on its own, through the same small network: $\\mathrm{{FFN}}(x) = "
+        "Then every position goes, on its own, through a two-layer network, the same at every position: "
+        f"$\\mathrm{{FFN}}(x) = "
         f"\\mathrm{{{f.activation}}}(xW_1 + b_1)W_2 + b_2$ (§3.3), up to d_ff = {n_hidden} dimensions and back "
         f"down to {d}.{cut} at {q(t.source[p])} in encoder layer 0, {zeros} of the {n_hidden} hidden values are "
-        f"exactly zero ({zeros / n_hidden:.0%}). Its output is added and normalised like the attention's."
+        f"exactly zero ({zeros / n_hidden:.0%}). The FFN's output is added and normalised like the attention's."
     )
     html_, _ = inside.ffn_view(f, p, "")
     return text, html_, None
@@ -302,9 +334,9 @@ def masks_section(explorer: Explorer, t: Thread) -> tuple[str, None, go.Figure]:
             "The **causal mask is off** (in *Masks and heads*): every position now sees the ones after it too. "
             "At this step that changes the earlier rows only; in training the model could copy the answer."
         )
-    text = (
-        how + " The **padding mask** does the same for `<pad>` positions of a shorter sentence in a batch "
-        f"({'on' if state.padding_mask else 'off'} here)."
+    text = how + (
+        " A separate **padding mask** hides `<pad>` keys when shorter sentences share a batch; a single sentence "
+        "has none (pad it in *Masks and heads* to see one)."
     )
     views = explorer.views()
     figure = figures.attention_heatmap(
@@ -320,14 +352,16 @@ def cross_section(explorer: Explorer, t: Thread) -> tuple[str, None, go.Figure]:
     n_layers = len(t.worked.decoder)
     weights = t.worked.decoder[-1].cross_attention.weights[:, -1].mean(0)
     second = int(weights.argsort(descending=True)[min(1, len(t.source) - 1)])
+    heads = t.worked.decoder[-1].cross_attention.weights[:, -1, t.read]
     text = (
-        f"Between its self-attention and its FFN, each of the {n_layers} decoder layers has a **cross-attention**: "
-        "the queries come from the decoder, the keys and values from the encoder's output, the *memory* "
-        f"(S × d_model = {tuple(t.worked.memory.shape)}). The memory's keys and values were computed once, at the "
-        "first step, and every later step reads them from the cache. This is where the translation looks at the "
-        f"source: in the last layer, averaged over the heads, the position of {q(t.now)} reads "
-        f"{q(t.source[t.read])} with weight {float(weights[t.read]):.2f} and {q(t.source[second])} with "
-        f"{float(weights[second]):.2f}."
+        f"Between its self-attention and its FFN, each of the {n_layers} decoder layers has a **cross-attention** "
+        "(the paper's encoder–decoder attention): the queries come from the decoder, the keys and values from the "
+        f"encoder's output, the *memory* (S × d_model = {tuple(t.worked.memory.shape)}). Each layer's keys and "
+        "values of the memory are computed once, at the first step, and cached. This is where the translation "
+        f"looks at the source: in the last layer, averaged over the heads, the position of {q(t.now)} reads "
+        f"{q(t.source[t.read])} with weight {num(weights[t.read])} and {q(t.source[second])} with "
+        f"{num(weights[second])}; head {int(heads.argmax())} reads {q(t.source[t.read])} most "
+        f"({num(heads.max())})."
     )
     views = explorer.views()
     figure = figures.attention_heatmap(
@@ -345,13 +379,15 @@ def stacks_section(explorer: Explorer, t: Thread) -> tuple[str, str, None]:
     closeness = torch.nn.functional.cosine_similarity(matrix, matrix[-1:], dim=-1).tolist()
     n_enc, n_dec = len(t.worked.encoder), len(t.worked.decoder)
     after_layer_0 = 3  # the embedding, then layer 0's three sub-layers: self-attention, cross-attention, FFN
+    norm = "" if t.worked.pre_norm else ", and LayerNorm rescales it after each addition"
     text = (
-        f"The paper stacks N identical layers: here {n_enc} in the encoder and {n_dec} in the decoder. Each one "
-        "reads the vector of every position and adds its sub-layers' outputs to it, so one vector per position "
-        "flows up the stack, the *residual stream*. The last rows below follow the vector of "
-        f"{q(t.now)} up the decoder: after the embedding its cosine similarity with the vector that leaves the "
-        f"stack is {closeness[0]:.2f}, and after layer 0 it is {closeness[min(after_layer_0, len(closeness) - 1)]:.2f}"
-        f". Above them, {q(t.source[t.read])} goes up the encoder; its last row is the memory."
+        f"The paper stacks N layers of the same shape, each with its own weights: here {n_enc} in the encoder and "
+        f"{n_dec} in the decoder. Each sub-layer reads the vector of every position and adds its output to it"
+        f"{norm}, so one vector per position flows up the stack, the *residual stream*. The last rows below "
+        f"follow the vector of {q(t.now)} up the decoder. Its cosine similarity with the vector that leaves the "
+        "stack (1 = the same direction, 0 = unrelated) is "
+        f"{num(closeness[0])} after the embedding and {num(closeness[min(after_layer_0, len(closeness) - 1)])} "
+        f"after layer 0. Above them, {q(t.source[t.read])} goes up the encoder; its last row is the memory."
     )
     return text, html_, None
 
@@ -362,18 +398,32 @@ def output_section(explorer: Explorer, t: Thread) -> tuple[str, None, go.Figure]
     ids, probabilities = o.top(inside.TOP)
     labels = [tokenizer.target_piece(int(i)) for i in ids]
     best, runner = int(ids[0]), int(ids[1]) if len(ids) > 1 else int(ids[0])
-    tied = "the target embedding table itself (tied, §3.4)" if config.tie_output else "a matrix of its own"
+    model = explorer.checkpoint.model
+    if not config.tie_output:
+        table, formula = "a matrix of its own, W_out", "$P(y_t \\mid y_{<t}, x) = \\mathrm{softmax}(h_t W_{out}^\\top)$"
+    elif model.src_embed.tokens is model.tgt_embed.tokens:
+        table, formula = (
+            "every row of the same table E as in section 2",
+            "$P(y_t \\mid y_{<t}, x) = \\mathrm{softmax}(h_t E^\\top)$",
+        )
+    else:
+        table, formula = (
+            "every row of the target embedding table E",
+            "$P(y_t \\mid y_{<t}, x) = \\mathrm{softmax}(h_t E^\\top)$",
+        )
+    strategy = {"greedy": "This page decodes greedily: Step takes the most probable piece",
+                "sampling": "This page samples: Step draws a piece from these probabilities",
+                "beam": "This page runs beam search: Step extends the best beams"}[explorer.state.strategy]  # fmt: skip
     text = (
-        f"The decoder's last vector at {q(t.now)} ({o.final.numel()} numbers) is multiplied by {tied}: one "
-        f"**logit** for each of the {config.tgt_vocab_size:,} pieces of the vocabulary. "
-        "$P(y_t \\mid y_{<t}, x) = \\mathrm{softmax}(h_t W^\\top)$. The highest logit is "
-        f"{float(o.logits[best]):.2f}, for {q(labels[0])}, which gets probability {float(probabilities[0]):.1%}; "
-        f"{q(tokenizer.target_piece(runner))} follows with {float(o.logits[runner]):.2f} and "
-        f"{float(o.probabilities[runner]):.1%}."
+        f"The decoder's last vector at {q(t.now)} ({o.final.numel()} numbers) is compared, by a dot product, with "
+        f"{table}: one **logit** for each of the {config.tgt_vocab_size:,} pieces of the vocabulary (§3.4), then "
+        f"a softmax: {formula}. The highest logit is {num(o.logits[best])}, for {q(labels[0])}, which gets "
+        f"probability {float(probabilities[0]):.1%}; {q(tokenizer.target_piece(runner))} follows with "
+        f"{num(o.logits[runner])} and {float(o.probabilities[runner]):.1%}."
         + (
             " This was the last step: it wrote `</s>`, and the translation is finished."
             if explorer.finished
-            else " Greedy decoding takes the most probable piece; press **Step** and every section moves on by one."
+            else f" {strategy} (the paper used beam search, width 4); press **Step** and every section moves on."
         )
     )
     written = ids.tolist().index(t.worked.chosen) if explorer.finished and t.worked.chosen in ids.tolist() else None
@@ -387,20 +437,27 @@ def layers_section(explorer: Explorer, t: Thread) -> tuple[str, str, None]:
     tokenizer = explorer.checkpoint.tokenizer
     name = tokenizer.target_piece(t.worked.chosen)
     predictions = t.worked.layer_predictions
+    last = len(predictions) - 1
     said = "; ".join(
-        f"layer {p.layer} would say {q(tokenizer.target_piece(p.top_ids[0]))} and give {q(name)} "
-        f"{p.chosen_probability:.0%}"
+        f"layer {p.layer}{', the real output,' if p.layer == last else ''} picks "
+        + (
+            f"{q(name)} ({percent(p.chosen_probability)})"
+            if p.top_ids[0] == t.worked.chosen
+            else f"{q(tokenizer.target_piece(p.top_ids[0]))} ({q(name)} {percent(p.chosen_probability)})"
+        )
         for p in predictions
     )
-    first = next((p.layer for p in predictions if p.top_ids[0] == t.worked.chosen), None)
-    known = (
-        f"The model's choice is on top from layer {first} on."
-        if first is not None
-        else "Only the whole stack puts it on top."
-    )
+    on_top = [p.top_ids[0] == t.worked.chosen for p in predictions]
+    first = next((i for i in range(len(on_top)) if all(on_top[i:])), None)  # from here on it stays first
+    if first is None:
+        known = f"Not even the last layer ranks {q(name)} first."
+    elif first == last:
+        known = f"Only the last layer ranks {q(name)} first."
+    else:
+        known = f"{q(name)} is ranked first from layer {first} on."
     text = (
         "When does the model know? Put each decoder layer's output at this position through the final projection "
-        "as if no layer came after it"
+        "as if no layer came after it (the *logit lens*)"
         + (" (with the final LayerNorm)" if t.worked.pre_norm else "")
         + f": {said}. {known}"
     )

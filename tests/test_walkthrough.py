@@ -54,7 +54,8 @@ def test_the_scores_section_quotes_this_sentences_numbers(explorer):
     scores, weights = a.scores[t.head, t.read], a.weights[t.head, t.read]
     best = int(scores.argmax())
     text = html.unescape(section.text)
-    assert f"head {t.head}, the query of “{t.source[t.read]}” scores {float(scores[best]):.2f} against" in text
+    highest = f"{float(scores[best]):.2f}".replace("-", "−")
+    assert f"head {t.head}, the query of “{t.source[t.read]}” has its highest score, {highest}, against" in text
     assert f"“{t.source[best]}” weight {float(weights[best]):.2f}" in text
     assert section.link == walkthrough.Link("encoder.self_attention", 0, t.head, t.read)
     # the section's figure is the head's whole map, with the query it talks about outlined
@@ -91,7 +92,7 @@ def test_the_tour_follows_step_and_back(explorer):
     moved.back()
     after_back = walkthrough.tour(moved)
     tokens = walkthrough.KEYS.index("tokens")
-    assert f"target position {len(moved.views().target_tokens) - 1}" in after_back[tokens].text
+    assert f"the one at position {len(moved.views().target_tokens) - 1} " in after_back[tokens].text
     assert after_back[tokens].text != before[tokens].text
     masks = walkthrough.KEYS.index("masks")
     assert len(after_back[masks].plot.data[-1].z) == len(before[masks].plot.data[-1].z) - 1  # one row fewer
@@ -112,7 +113,7 @@ def test_a_silenced_head_is_named_in_the_heads_section(explorer):
     t = walkthrough.thread(explorer)
     silenced = explorer.state.replace(silenced=frozenset({("encoder", 0, 1)}))
     text = walkthrough.tour(Explorer(explorer.registry, silenced))[walkthrough.KEYS.index("heads")].text
-    assert re.search(r"head 1 looks most at “[^”]*” \(\d\.\d\d\), silenced", html.unescape(text))
+    assert "Head 1 is silenced: its 32 numbers are zeros here." in text  # d_k = 32 in numbers-de
     assert t.worked.encoder[0].self_attention.kept.all()
 
 
@@ -121,7 +122,8 @@ def test_the_layers_and_stacks_sections_quote_the_worked_step(explorer):
     sections = walkthrough.tour(explorer)
     layers = html.unescape(sections[walkthrough.KEYS.index("layers")].text)
     for p in t.worked.layer_predictions:
-        assert f"layer {p.layer} would say" in layers and f"{p.chosen_probability:.0%}" in layers
+        assert f"layer {p.layer}" in layers and walkthrough.percent(p.chosen_probability) in layers
+    assert "is ranked first" in layers or "ranks" in layers
     stacks = sections[walkthrough.KEYS.index("stacks")]
     assert stacks.tensors.count('class="tensor') >= 4 and "residual stream" in stacks.text
 
@@ -163,3 +165,18 @@ def test_each_link_opens_its_stage_at_the_sections_position(explorer, key):
         assert f"position {link.position}" in text
     with pytest.raises(KeyError):
         walkthrough.link(explorer, "nowhere")
+
+
+def test_an_imported_marian_model_is_toured_without_sending_its_vocabulary(marian, tmp_path):
+    from transformer.checkpoint import load_marian
+
+    folder, _ = marian
+    save_checkpoint(load_marian(folder), tmp_path / "marian")
+    e = Explorer(ModelRegistry(tmp_path), ExplorerState(model="marian", source="The weather is nice today."))
+    e.step()
+    sections = {s.kind.key: s for s in walkthrough.tour(e)}
+    assert len(sections["output"].plot.data[0].x) == inside.TOP  # the top ten, never the vocabulary
+    vocabulary = e.checkpoint.model.config.tgt_vocab_size
+    assert f"{vocabulary:,} pieces" in sections["output"].text
+    for section in sections.values():  # every figure is sentence-sized
+        assert section.plot is None or all(t.x is None or len(t.x) <= 64 for t in section.plot.data)
