@@ -405,6 +405,7 @@ STAGE_HEADINGS = {  # what the text of each stage starts with
     "Decoder · Masked self-attention": "Masked self-attention",
     "Decoder · Cross-attention": "Cross-attention",
     "Decoder · Feed forward": "Position-wise feed-forward",
+    "The stacks: residual stream": "The stacks",
     "Linear + softmax": "Linear + softmax",
     "What each layer would say": "What each layer would say",
 }
