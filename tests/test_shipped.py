@@ -62,8 +62,8 @@ def en_de():
         ("Excuse me, where is the nearest pharmacy?", "Entschuldigung, wo ist die nächste Apotheke?", None),
         (
             "My brother lives in a small town near the sea.",
-            "Mein Bruder lebt in einer kleinen Stadt in der Nähe des Meeres.",
-            "Mein Bruder wohnt in einer kleinen Stadt in der Nähe des Meeres.",  # the app's beam: length penalty 2
+            "Mein Bruder wohnt in einer kleinen Stadt in der Nähe des Meeres.",
+            None,
         ),
     ],
 )
