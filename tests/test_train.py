@@ -191,3 +191,36 @@ def test_snapshots_are_kept_and_averaged(corpus, tmp_path):
     first, second = load_file(str(snapshots[-2])), load_file(str(snapshots[-1]))
     for name in first:
         torch.testing.assert_close(mean[name], (first[name] + second[name]) / 2)
+
+
+def test_subword_regularisation_samples_segmentations_seeded_by_the_batch(corpus, tmp_path):
+    """`subword_alpha` > 0: each batch's sentences are segmented by a seeded random draw (Kudo 2018), the same
+    for the same (seed, epoch, batch), different from the usual one, and always decoding to the same text."""
+    from transformer.training import train as training
+
+    run = settings(corpus, tmp_path / "run", subword_alpha=0.2, steps=1)
+    train(run, quiet=True)  # a run folder with its tokenizer
+    pairs = training.load_pairs(run)["train"]
+    tokenizer = training.prepare_tokenizer(tmp_path / "run", pairs, run)
+    kept = training.encoded_pairs(tokenizer, pairs, run.max_len)
+    examples = [example for _, example in kept]
+    texts = [pair for pair, _ in kept]
+    resample = training.resampler(tokenizer, texts, examples, run)
+    first = next(training.batches_from(examples, run, 0, 0, resample))
+    again = next(training.batches_from(examples, run, 0, 0, resample))
+    usual = next(training.batches_from(examples, run, 0, 0))
+    assert first == again  # the same draw for the same batch: resuming and every process agree
+    assert first[2] != usual[2]  # a draw other than the most probable segmentation
+    for (source, target), (usual_source, usual_target) in zip(first[2], usual[2], strict=True):
+        assert tokenizer.decode_target(target[:-1]) == tokenizer.decode_target(usual_target[:-1])
+        assert len(source) <= run.max_len and source[-1] == usual_source[-1]  # </s> still ends the source
+    assert training.TrainSettings(out="x").subword_alpha == 0.0  # off unless asked for
+
+
+def test_resuming_with_subword_regularisation_gives_the_same_model(corpus, tmp_path):
+    straight = train(settings(corpus, tmp_path / "straight", subword_alpha=0.2), quiet=True)
+    interrupted = settings(corpus, tmp_path / "resumed", subword_alpha=0.2)
+    train(interrupted, stop_after=3, quiet=True)
+    resumed = train(interrupted, quiet=True)
+    for name, value in parameters(straight["model"]).items():
+        torch.testing.assert_close(parameters(resumed["model"])[name], value, atol=0, rtol=0)

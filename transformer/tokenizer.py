@@ -119,21 +119,23 @@ class Tokenizer:
 
     # ---- encoding ---------------------------------------------------------------------------------------
 
-    def source_pieces(self, text: str) -> list[str]:
-        """The pieces of a source sentence, without `</s>` (a leading `>>xx<<` language code stays whole)."""
+    def source_pieces(self, text: str, alpha: float = 0.0) -> list[str]:
+        """The pieces of a source sentence, without `</s>` (a leading `>>xx<<` language code stays whole).
+        `alpha` > 0: one segmentation sampled at random (`sampled`), for subword regularisation in training."""
         code = []
         if text.startswith(">>") and (end := text.find("<<")) != -1:
             code, text = [text[: end + 2]], text[end + 2 :]
-        return code + self.source.processor.encode(text, out_type=str)
+        return code + sampled(self.source.processor, text, alpha)
 
-    def encode_source(self, text: str) -> list[int]:
-        """Source text -> encoder input ids, ending with `</s>`."""
-        ids = [self.source.piece_to_id(p, self.unk_id) for p in self.source_pieces(text)]
+    def encode_source(self, text: str, alpha: float = 0.0) -> list[int]:
+        """Source text -> encoder input ids, ending with `</s>` (`alpha`: see `source_pieces`)."""
+        ids = [self.source.piece_to_id(p, self.unk_id) for p in self.source_pieces(text, alpha)]
         return ids + [self.source_eos_id]
 
-    def encode_target(self, text: str) -> list[int]:
-        """Target text -> the ids the decoder should produce, ending with `</s>` (training labels)."""
-        pieces = self.target.processor.encode(text, out_type=str)
+    def encode_target(self, text: str, alpha: float = 0.0) -> list[int]:
+        """Target text -> the ids the decoder should produce, ending with `</s>` (training labels; `alpha`: see
+        `source_pieces`)."""
+        pieces = sampled(self.target.processor, text, alpha)
         return [self.target.piece_to_id(p, self.target_unk_id) for p in pieces] + [self.eos_id]
 
     # ---- decoding ---------------------------------------------------------------------------------------
@@ -225,3 +227,12 @@ def load_vocab(path: str | Path) -> dict[str, int]:
     if len(set(vocab.values())) != len(vocab):
         raise ValueError(f"{path} gives the same id to several pieces")
     return vocab
+
+
+def sampled(processor: spm.SentencePieceProcessor, text: str, alpha: float) -> list[str]:
+    """The pieces of `text`: the most probable segmentation when `alpha` is 0, else one drawn from all of them
+    with probabilities ∝ P(segmentation)^alpha (subword regularisation, Kudo 2018; a smaller alpha spreads the
+    draw over more segmentations). Seed the draw with `sentencepiece.set_random_generator_seed`."""
+    if alpha <= 0:
+        return processor.encode(text, out_type=str)
+    return processor.encode(text, out_type=str, enable_sampling=True, alpha=alpha, nbest_size=-1)

@@ -24,7 +24,7 @@ import random
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,6 +78,7 @@ class TrainSettings:
     warmup: int = 4000
     lr_scale: float = 1.0  # multiplies the paper's schedule d_model^-0.5 · min(step^-0.5, step · warmup^-1.5)
     label_smoothing: float = 0.1
+    subword_alpha: float = 0.0  # > 0: each batch samples new segmentations of its sentences (subword regularisation)
     clip_norm: float = 1.0
     seed: int = 0
     max_len: int = 64  # training pairs longer than this many tokens (either side) are skipped
@@ -178,8 +179,13 @@ Example = tuple[list[int], list[int]]  # (source ids ending with </s>, target id
 
 
 def encode_pairs(tokenizer: Tokenizer, pairs: Pairs, max_len: int) -> list[Example]:
-    examples = [(tokenizer.encode_source(src), tokenizer.encode_target(tgt)) for src, tgt in pairs]
-    return [(s, t) for s, t in examples if len(s) <= max_len and len(t) < max_len]
+    return [example for _, example in encoded_pairs(tokenizer, pairs, max_len)]
+
+
+def encoded_pairs(tokenizer: Tokenizer, pairs: Pairs, max_len: int) -> list[tuple[tuple[str, str], Example]]:
+    """Each pair with its ids, for the pairs short enough to train on (at most `max_len` tokens a side)."""
+    encoded = [(pair, (tokenizer.encode_source(pair[0]), tokenizer.encode_target(pair[1]))) for pair in pairs]
+    return [(pair, (s, t)) for pair, (s, t) in encoded if len(s) <= max_len and len(t) < max_len]
 
 
 def make_batches(examples: list[Example], batch_tokens: int, seed: int, epoch: int) -> list[list[int]]:
@@ -379,13 +385,38 @@ def plot_log(run: Path) -> None:
 # --------------------------------------------------------------------------------------------------------
 
 
-def batches_from(examples: list[Example], settings: TrainSettings, epoch: int, index: int) -> Iterator[tuple]:
-    """(epoch, index in epoch, global batch) from a position on, epoch after epoch."""
+def batches_from(
+    examples: list[Example], settings: TrainSettings, epoch: int, index: int, resample: Resample | None = None
+) -> Iterator[tuple]:
+    """(epoch, index in epoch, global batch) from a position on, epoch after epoch. Batches are formed from the
+    examples' lengths; `resample` (subword regularisation) then gives the batch's examples segmented anew."""
     while True:
         batches = make_batches(examples, settings.batch_tokens, settings.seed, epoch)
         for i in range(index, len(batches)):
-            yield epoch, i, [examples[j] for j in batches[i]]
+            batch = resample(batches[i], epoch, i) if resample else [examples[j] for j in batches[i]]
+            yield epoch, i, batch
         epoch, index = epoch + 1, 0
+
+
+Resample = Callable[[list[int], int, int], list[Example]]
+
+
+def resampler(tokenizer: Tokenizer, pairs: Pairs, examples: list[Example], settings: TrainSettings) -> Resample:
+    """Subword regularisation (Kudo 2018): each batch's sentences segmented by a random draw (`subword_alpha`),
+    seeded by (seed, epoch, batch), so that every process and a resumed run draw the same. A sentence whose draw
+    is too long for `max_len` keeps its usual segmentation. `pairs[j]` is the text of `examples[j]`."""
+
+    def resample(indices: list[int], epoch: int, index: int) -> list[Example]:
+        spm.set_random_generator_seed(settings.seed * 1_000_003 + epoch * 100_003 + index)
+        batch = []
+        for j in indices:
+            source = tokenizer.encode_source(pairs[j][0], settings.subword_alpha)
+            target = tokenizer.encode_target(pairs[j][1], settings.subword_alpha)
+            fits = len(source) <= settings.max_len and len(target) < settings.max_len
+            batch.append((source, target) if fits else examples[j])
+        return batch
+
+    return resample
 
 
 def train(settings: TrainSettings, *, stop_after: int | None = None, quiet: bool = False) -> dict:
@@ -407,7 +438,9 @@ def train(settings: TrainSettings, *, stop_after: int | None = None, quiet: bool
     pairs = load_pairs(settings)
     start = load_checkpoint(settings.init_from) if settings.init_from else None
     tokenizer = prepare_tokenizer(run, pairs["train"], settings, start)
-    examples = encode_pairs(tokenizer, pairs["train"], settings.max_len)
+    kept = encoded_pairs(tokenizer, pairs["train"], settings.max_len)
+    examples = [example for _, example in kept]
+    resample = resampler(tokenizer, [pair for pair, _ in kept], examples, settings) if settings.subword_alpha else None
     dev_pairs = pairs["dev"][: settings.dev_size]
     everyday_pairs = pairs.get("everyday-dev", [])
     dev_examples = encode_pairs(tokenizer, pairs["dev"], settings.max_positions)
@@ -491,7 +524,7 @@ def train(settings: TrainSettings, *, stop_after: int | None = None, quiet: bool
     model.train()
     progress = tqdm(total=settings.steps, initial=step, disable=quiet or rank != 0, dynamic_ncols=True)
     last_save, tokens_seen, t0, steps_this_call = time.time(), 0, time.time(), 0
-    data = batches_from(examples, settings, epoch, index)
+    data = batches_from(examples, settings, epoch, index, resample)
     while step < settings.steps and (stop_after is None or steps_this_call < stop_after):
         epoch, index, batch = next(data)
         n_tokens = sum(len(t) for _, t in batch)  # the global batch's target tokens, known to every process
