@@ -332,19 +332,25 @@ def layers_view(worked: WorkedStep, explorer: Explorer) -> tuple[str, str]:
     return figures.tensor_panels_html(panels), text
 
 
+def stream_closeness(worked: WorkedStep, stack: str, row: int) -> tuple[list[str], torch.Tensor, torch.Tensor]:
+    """One position's residual stream up a stack: its points' names, the (points, d) matrix, and each point's
+    cosine similarity with the last one (where the vector ends)."""
+    stream = worked.residual_stream(stack, row)
+    matrix = torch.stack([vector for _, vector in stream])
+    return [name for name, _ in stream], matrix, torch.nn.functional.cosine_similarity(matrix, matrix[-1:], dim=-1)
+
+
 def stacks_view(worked: WorkedStep, source: list[str], target: list[str], source_row: int) -> tuple[str, str]:
     """One source position's vector up the encoder and the current target position's up the decoder, with how
     close each point of the way is to where the vector ends (cosine similarity)."""
     panels, ends = [], []
     for stack, tokens, row in (("encoder", source, source_row), ("decoder", target, len(target) - 1)):
-        stream = worked.residual_stream(stack, row)
-        labels, matrix = [name for name, _ in stream], torch.stack([vector for _, vector in stream])
-        closeness = torch.nn.functional.cosine_similarity(matrix, matrix[-1:], dim=-1)
-        shape = f"({len(stream)}, d_model) = {tuple(matrix.shape)}"
+        labels, matrix, closeness = stream_closeness(worked, stack, row)
+        shape = f"({len(labels)}, d_model) = {tuple(matrix.shape)}"
         panels += [
             TensorPanel(f"the {stack} stream at “{tokens[row]}”, bottom to top   {shape}", matrix, y_labels=labels),
             TensorPanel(
-                f"cosine similarity with where it ends ({labels[-1]})   ({len(stream)},)",
+                f"cosine similarity with where it ends ({labels[-1]})   ({len(labels)},)",
                 closeness, kind="bars", x_labels=labels, number_format=".2f",
             ),
         ]  # fmt: skip

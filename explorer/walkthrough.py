@@ -16,7 +16,6 @@ import html
 from dataclasses import dataclass
 
 import plotly.graph_objects as go
-import torch
 
 from transformer.worked import WorkedStep
 
@@ -374,9 +373,7 @@ def cross_section(explorer: Explorer, t: Thread) -> tuple[str, None, go.Figure]:
 
 def stacks_section(explorer: Explorer, t: Thread) -> tuple[str, str, None]:
     html_, _ = inside.stacks_view(t.worked, t.source, t.target, t.read)
-    stream = t.worked.residual_stream("decoder", t.worked.position)
-    matrix = torch.stack([vector for _, vector in stream])
-    closeness = torch.nn.functional.cosine_similarity(matrix, matrix[-1:], dim=-1).tolist()
+    closeness = inside.stream_closeness(t.worked, "decoder", t.worked.position)[2].tolist()
     n_enc, n_dec = len(t.worked.encoder), len(t.worked.decoder)
     after_layer_0 = 3  # the embedding, then layer 0's three sub-layers: self-attention, cross-attention, FFN
     norm = "" if t.worked.pre_norm else ", and LayerNorm rescales it after each addition"
