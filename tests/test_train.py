@@ -22,6 +22,7 @@ from transformer.training.train import (
     TrainSettings,
     collate,
     command_line,
+    cpu_threads,
     learning_rate,
     make_batches,
     parse_args,
@@ -127,6 +128,16 @@ def test_a_run_folder_refuses_other_settings(corpus, tmp_path):
 def test_command_line_parses_into_settings(corpus, tmp_path):
     parsed = parse_args(["--out", str(tmp_path), "--corpus", str(corpus), "--steps", "5", "--no-shared-vocab"])
     assert parsed == TrainSettings(out=str(tmp_path), corpus=str(corpus), steps=5, shared_vocab=False)
+
+
+def test_threads_come_from_omp_num_threads_else_the_cores_shared_among_processes():
+    cores = os.cpu_count() or 1
+    assert cpu_threads({"OMP_NUM_THREADS": "1"}) == 1
+    assert cpu_threads({"OMP_NUM_THREADS": "3", "WORLD_SIZE": "2"}) == 3
+    assert cpu_threads({}) == cores
+    assert cpu_threads({"WORLD_SIZE": "2"}) == max(1, cores // 2)
+    assert cpu_threads({"OMP_NUM_THREADS": "", "WORLD_SIZE": "1"}) == cores  # set but empty: ignored
+    assert cpu_threads({"OMP_NUM_THREADS": "0"}) == cores
 
 
 def test_two_torchrun_processes_equal_one_process_on_the_same_global_batches(corpus, tmp_path):

@@ -24,7 +24,7 @@ import random
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -612,9 +612,17 @@ def parse_args(argv: list[str] | None = None) -> TrainSettings:
     return TrainSettings(**vars(parser.parse_args(argv)))
 
 
+def cpu_threads(environ: Mapping[str, str]) -> int:
+    """Threads for this process: OMP_NUM_THREADS when set (two runs side by side, one thread each), else the
+    cores shared among the processes of a distributed run."""
+    if environ.get("OMP_NUM_THREADS", "").isdigit() and int(environ["OMP_NUM_THREADS"]) > 0:
+        return int(environ["OMP_NUM_THREADS"])
+    return max(1, (os.cpu_count() or 1) // int(environ.get("WORLD_SIZE", 1)))
+
+
 def main(argv: list[str] | None = None) -> None:
     settings = parse_args(argv)
-    torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(os.environ.get("WORLD_SIZE", 1))))
+    torch.set_num_threads(cpu_threads(os.environ))
     summary = train(settings)
     if is_main_process():
         print(json.dumps({k: v for k, v in summary.items() if k != "model"}))
