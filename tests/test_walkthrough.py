@@ -110,11 +110,11 @@ def test_the_masks_section_follows_the_switches(explorer):
 
 
 def test_a_silenced_head_is_named_in_the_heads_section(explorer):
-    t = walkthrough.thread(explorer)
-    silenced = explorer.state.replace(silenced=frozenset({("encoder", 0, 1)}))
-    text = walkthrough.tour(Explorer(explorer.registry, silenced))[walkthrough.KEYS.index("heads")].text
-    assert "Head 1 is silenced: its 32 numbers are zeros here." in text  # d_k = 32 in numbers-de
-    assert t.worked.encoder[0].self_attention.kept.all()
+    silenced = Explorer(explorer.registry, explorer.state.replace(silenced=frozenset({("encoder", 0, 1)})))
+    heads = walkthrough.KEYS.index("heads")
+    assert "Head 1 is silenced: its 32 numbers are zeros here." in walkthrough.tour(silenced)[heads].text  # d_k = 32
+    assert walkthrough.thread(silenced).worked.encoder[0].self_attention.kept.tolist() == [True, False, True, True]
+    assert "silenced" not in walkthrough.tour(explorer)[heads].text
 
 
 def test_the_layers_and_stacks_sections_quote_the_worked_step(explorer):
