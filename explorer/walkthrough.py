@@ -397,17 +397,12 @@ def output_section(explorer: Explorer, t: Thread) -> tuple[str, None, go.Figure]
     best, runner = int(ids[0]), int(ids[1]) if len(ids) > 1 else int(ids[0])
     model = explorer.checkpoint.model
     if not config.tie_output:
-        table, formula = "a matrix of its own, W_out", "$P(y_t \\mid y_{<t}, x) = \\mathrm{softmax}(h_t W_{out}^\\top)$"
+        table, matrix = "a matrix of its own, W_out", "W_{out}"
     elif model.src_embed.tokens is model.tgt_embed.tokens:
-        table, formula = (
-            "every row of the same table E as in section 2",
-            "$P(y_t \\mid y_{<t}, x) = \\mathrm{softmax}(h_t E^\\top)$",
-        )
+        table, matrix = "every row of the same table E as in section 2", "E"
     else:
-        table, formula = (
-            "every row of the target embedding table E",
-            "$P(y_t \\mid y_{<t}, x) = \\mathrm{softmax}(h_t E^\\top)$",
-        )
+        table, matrix = "every row of the target embedding table E", "E"
+    formula = f"$P(y_t \\mid y_{{<t}}, x) = \\mathrm{{softmax}}(h_t {matrix}^\\top)$"
     strategy = {"greedy": "This page decodes greedily: Step takes the most probable piece",
                 "sampling": "This page samples: Step draws a piece from these probabilities",
                 "beam": "This page runs beam search: Step extends the best beams"}[explorer.state.strategy]  # fmt: skip
