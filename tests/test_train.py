@@ -130,6 +130,18 @@ def test_command_line_parses_into_settings(corpus, tmp_path):
     assert parsed == TrainSettings(out=str(tmp_path), corpus=str(corpus), steps=5, shared_vocab=False)
 
 
+def test_activation_dropout_reaches_the_model_and_an_older_run_folder_still_resumes(corpus, tmp_path):
+    settings = parse_args(["--out", str(tmp_path), "--corpus", str(corpus), "--activation-dropout", "0.1"])
+    assert settings.model_config(50, 50).activation_dropout == 0.1
+    assert "--activation-dropout 0.1" in command_line(settings)
+    assert TrainSettings(out="").model_config(50, 50).activation_dropout == 0.0  # the default: as before
+    older = dataclasses.asdict(TrainSettings(out=str(tmp_path / "run"), corpus=str(corpus), steps=2, eval_every=2))
+    del older["activation_dropout"]  # a settings.json written before the option existed
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "settings.json").write_text(json.dumps(older))
+    train(TrainSettings(**older), quiet=True)  # same settings: no "other settings" error
+
+
 def test_threads_come_from_omp_num_threads_else_the_cores_shared_among_processes():
     cores = os.cpu_count() or 1
     assert cpu_threads({"OMP_NUM_THREADS": "1"}) == 1

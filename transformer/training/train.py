@@ -71,6 +71,7 @@ class TrainSettings:
     positional_encoding: str = "sinusoidal_interleaved"
     dropout: float = 0.1
     attention_dropout: float = 0.0
+    activation_dropout: float = 0.0  # inside the feed-forward network, after its activation
     max_positions: int = 128
     # optimisation
     batch_tokens: int = 4000
@@ -106,6 +107,7 @@ class TrainSettings:
             tie_output=True,
             dropout=self.dropout,
             attention_dropout=self.attention_dropout,
+            activation_dropout=self.activation_dropout,
             pad_id=PAD,
             eos_id=EOS,
             decoder_start_id=BOS,
