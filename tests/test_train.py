@@ -227,8 +227,7 @@ def test_subword_regularisation_samples_segmentations_seeded_by_the_batch(corpus
     tokenizer = training.prepare_tokenizer(tmp_path / "run", pairs, run)
     kept = training.encoded_pairs(tokenizer, pairs, run.max_len)
     examples = [example for _, example in kept]
-    texts = [pair for pair, _ in kept]
-    resample = training.resampler(tokenizer, texts, examples, run)
+    resample = training.resampler(tokenizer, kept, run)
     first = next(training.batches_from(examples, run, 0, 0, resample))
     again = next(training.batches_from(examples, run, 0, 0, resample))
     usual = next(training.batches_from(examples, run, 0, 0))

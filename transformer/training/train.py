@@ -184,10 +184,15 @@ def encode_pairs(tokenizer: Tokenizer, pairs: Pairs, max_len: int) -> list[Examp
     return [example for _, example in encoded_pairs(tokenizer, pairs, max_len)]
 
 
+def fits(example: Example, max_len: int) -> bool:
+    """Short enough to train on: at most `max_len` source ids (with `</s>`), fewer target ids."""
+    return len(example[0]) <= max_len and len(example[1]) < max_len
+
+
 def encoded_pairs(tokenizer: Tokenizer, pairs: Pairs, max_len: int) -> list[tuple[tuple[str, str], Example]]:
-    """Each pair with its ids, for the pairs short enough to train on (at most `max_len` tokens a side)."""
+    """Each pair with its ids, for the pairs short enough to train on (`fits`)."""
     encoded = [(pair, (tokenizer.encode_source(pair[0]), tokenizer.encode_target(pair[1]))) for pair in pairs]
-    return [(pair, (s, t)) for pair, (s, t) in encoded if len(s) <= max_len and len(t) < max_len]
+    return [(pair, example) for pair, example in encoded if fits(example, max_len)]
 
 
 def make_batches(examples: list[Example], batch_tokens: int, seed: int, epoch: int) -> list[list[int]]:
@@ -403,19 +408,21 @@ def batches_from(
 Resample = Callable[[list[int], int, int], list[Example]]
 
 
-def resampler(tokenizer: Tokenizer, pairs: Pairs, examples: list[Example], settings: TrainSettings) -> Resample:
+def resampler(tokenizer: Tokenizer, kept: list[tuple[tuple[str, str], Example]], settings: TrainSettings) -> Resample:
     """Subword regularisation (Kudo 2018): each batch's sentences segmented by a random draw (`subword_alpha`),
     seeded by (seed, epoch, batch), so that every process and a resumed run draw the same. A sentence whose draw
-    is too long for `max_len` keeps its usual segmentation. `pairs[j]` is the text of `examples[j]`."""
+    is too long for `max_len` keeps its usual segmentation. `kept` is `encoded_pairs`: each text with its ids."""
 
     def resample(indices: list[int], epoch: int, index: int) -> list[Example]:
         spm.set_random_generator_seed(settings.seed * 1_000_003 + epoch * 100_003 + index)
         batch = []
         for j in indices:
-            source = tokenizer.encode_source(pairs[j][0], settings.subword_alpha)
-            target = tokenizer.encode_target(pairs[j][1], settings.subword_alpha)
-            fits = len(source) <= settings.max_len and len(target) < settings.max_len
-            batch.append((source, target) if fits else examples[j])
+            (source, target), usual = kept[j]
+            drawn = (
+                tokenizer.encode_source(source, settings.subword_alpha),
+                tokenizer.encode_target(target, settings.subword_alpha),
+            )
+            batch.append(drawn if fits(drawn, settings.max_len) else usual)
         return batch
 
     return resample
@@ -442,7 +449,7 @@ def train(settings: TrainSettings, *, stop_after: int | None = None, quiet: bool
     tokenizer = prepare_tokenizer(run, pairs["train"], settings, start)
     kept = encoded_pairs(tokenizer, pairs["train"], settings.max_len)
     examples = [example for _, example in kept]
-    resample = resampler(tokenizer, [pair for pair, _ in kept], examples, settings) if settings.subword_alpha else None
+    resample = resampler(tokenizer, kept, settings) if settings.subword_alpha else None
     dev_pairs = pairs["dev"][: settings.dev_size]
     everyday_pairs = pairs.get("everyday-dev", [])
     dev_examples = encode_pairs(tokenizer, pairs["dev"], settings.max_positions)
