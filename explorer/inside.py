@@ -25,6 +25,7 @@ from transformer.worked import (
 )
 
 from . import figures
+from .cache import SHARED
 from .figures import Block, TensorPanel
 from .session import Explorer
 from .state import STAGES
@@ -90,27 +91,35 @@ class Where:
 
 
 def worked_step(explorer: Explorer) -> WorkedStep:
-    """The current step of the explorer, worked through (with its masks, silenced heads and positions)."""
+    """The current step of the explorer, worked through (with its masks, silenced heads and positions); shared by
+    every user at the same step of the same sentence alike (`cache.SHARED`: a `WorkedStep` is only read)."""
     state, model = explorer.state, explorer.checkpoint.model
     target = [model.config.decoder_start_id, *explorer.decoding.output_ids]
     if explorer.finished:
         target = target[:-1]  # the step that wrote </s> is the last one there is
     chosen = explorer.decoding.output_ids[-1] if explorer.finished else None
-    return work_through(
-        model, explorer.source_ids(), target, causal_mask_on=state.causal_mask, padding_mask_on=state.padding_mask,
-        silenced=state.silenced, use_positions=state.positions, chosen=chosen,
-    )  # fmt: skip
+    source = explorer.source_ids()
+    switches = {"causal_mask_on": state.causal_mask, "padding_mask_on": state.padding_mask,
+                "silenced": state.silenced, "use_positions": state.positions}  # fmt: skip
+    key = ("worked", state.model, tuple(source), tuple(target), chosen, tuple(switches.items()))
+    return SHARED.get(key, lambda: work_through(model, source, target, chosen=chosen, **switches))
 
 
 def where(explorer: Explorer, worked: WorkedStep) -> Where:
     """The state's stage, layer, head and source position, each brought into this model's range."""
-    state, config = explorer.state, explorer.checkpoint.model.config
+    state = explorer.state
     encoder = state.stage.startswith("encoder")
-    n_layers = config.n_encoder_layers if encoder else config.n_decoder_layers
     rows = worked.source_embedding.ids.numel() if encoder else worked.target_embedding.ids.numel()
     row = min(state.stage_position, rows - 1) if encoder else rows - 1
-    layer = min(state.stage_layer, max(n_layers - 1, 0))
-    return Where(state.stage, layer, min(state.stage_head, config.n_heads - 1), row)
+    layer, head = layer_and_head(explorer)
+    return Where(state.stage, layer, head, row)
+
+
+def layer_and_head(explorer: Explorer) -> tuple[int, int]:
+    """The state's stage layer and head, brought into the range of the model (and of the stage's stack)."""
+    state, config = explorer.state, explorer.checkpoint.model.config
+    n_layers = config.n_encoder_layers if state.stage.startswith("encoder") else config.n_decoder_layers
+    return min(state.stage_layer, max(n_layers - 1, 0)), min(state.stage_head, config.n_heads - 1)
 
 
 def stage_view(explorer: Explorer, worked: WorkedStep | None = None) -> tuple[str, str]:

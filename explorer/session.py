@@ -22,8 +22,9 @@ from transformer.checkpoint import Checkpoint
 from transformer.decoding import Candidate, Decoding, Step
 from transformer.model import validate_heads
 
+from .cache import SHARED
 from .registry import ModelRegistry
-from .state import ExplorerError, ExplorerState
+from .state import VIEW_DEFAULTS, VIEW_ONLY, ExplorerError, ExplorerState
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,17 @@ class Views:
     end_token: str = "</s>"  # the piece that ends a translation
 
 
+@dataclass(frozen=True)
+class Forward:
+    """What the views read from one teacher-forced forward pass; shared by every user who asks for the same one,
+    so never changed."""
+
+    encoder: torch.Tensor  # (L, H, S, S)
+    decoder_self: torch.Tensor  # (L, H, T, T)
+    cross: torch.Tensor  # (L, H, T, S)
+    predictions: tuple[str, ...]
+
+
 def shuffle_words(text: str, seed: int = 0) -> str:
     """The same words in a random (seeded) order: what is a Transformer without word order?"""
     words = text.split()
@@ -59,6 +71,7 @@ class Explorer:
         self.registry = registry
         self.state = state
         self._decoding: Decoding | None = None
+        self._views: tuple[ExplorerState, Views] | None = None  # the last views, for the state they show
         self.lock = threading.Lock()  # for callers that share an explorer between threads (the app: one per user)
         self._rebuild()
 
@@ -66,8 +79,7 @@ class Explorer:
 
     def update(self, **changes) -> None:
         """Change settings; the decoding is replayed under the new ones when they affect it."""
-        view_only = {"family", "layer", "head", "grid", "tab", "view", "presentation", "stage", "stage_layer",
-                     "stage_head", "stage_position"}  # fmt: skip
+        view_only = VIEW_ONLY
         new = self.state.replace(**changes)
         if ("source" in changes or "model" in changes) and not set(changes) <= view_only:
             new = new.replace(choices=())
@@ -168,7 +180,13 @@ class Explorer:
         return ids + [pad] * max(0, min(self.state.pad_to, limit) - len(ids))
 
     def views(self) -> Views:
-        """The output so far, the next-token candidates and every attention map, from one forward pass."""
+        """The output so far, the next-token candidates and every attention map, from one forward pass. Asked
+        again for the same state (by several panels of one answer, or after a change of view only), it is the
+        same `Views`; the forward pass itself is shared by every user who reads the same tokens alike
+        (`cache.SHARED`)."""
+        shown = self.state.replace(**VIEW_DEFAULTS)  # what the views depend on: not the layer or tab chosen
+        if self._views is not None and self._views[0] == shown:
+            return self._views[1]
         checkpoint, state = self.checkpoint, self.state
         tokenizer, config = checkpoint.tokenizer, checkpoint.model.config
         src = self.source_ids()
@@ -176,6 +194,31 @@ class Explorer:
         target_in = [config.decoder_start_id, *output]
         if self.finished and output and output[-1] == config.eos_id:
             target_in = target_in[:-1]  # nothing is predicted after </s>: its row would show nothing new
+        switches = (state.causal_mask, state.padding_mask, state.silenced, state.positions)
+        key = ("forward", state.model, tuple(src), tuple(target_in), switches)
+        forward = SHARED.get(key, lambda: self._forward(src, target_in))
+        candidates = self.decoding.upcoming()
+        views = Views(
+            source_tokens=[tokenizer.source_piece(i) for i in src],
+            target_tokens=[tokenizer.target_piece(i) for i in target_in],
+            output_text=tokenizer.decode_target(output),
+            finished=self.finished,
+            candidates=candidates,
+            candidate_tokens=[tokenizer.target_piece(c.token_id) for c in candidates],
+            encoder=forward.encoder,
+            decoder_self=forward.decoder_self,
+            cross=forward.cross,
+            predictions=list(forward.predictions),
+            source_padding=[i == config.pad_id for i in src],
+            steps=self.decoding.steps,
+            end_token=tokenizer.target_piece(config.eos_id),
+        )
+        self._views = (shown, views)
+        return views
+
+    def _forward(self, src: list[int], target_in: list[int]) -> Forward:
+        """The teacher-forced pass over the output so far that the views show, with every attention map."""
+        checkpoint, state = self.checkpoint, self.state
         with torch.inference_mode():
             out = checkpoint.model(
                 torch.tensor([src], device=self._device),
@@ -187,21 +230,11 @@ class Explorer:
                 use_positions=state.positions,
             )
         attention = out.attention
-        candidates = self.decoding.upcoming()
-        return Views(
-            source_tokens=[tokenizer.source_piece(i) for i in src],
-            target_tokens=[tokenizer.target_piece(i) for i in target_in],
-            output_text=tokenizer.decode_target(output),
-            finished=self.finished,
-            candidates=candidates,
-            candidate_tokens=[tokenizer.target_piece(c.token_id) for c in candidates],
+        return Forward(
             encoder=torch.stack([a[0] for a in attention.encoder]).float().cpu(),
             decoder_self=torch.stack([a[0] for a in attention.decoder_self]).float().cpu(),
             cross=torch.stack([a[0] for a in attention.cross]).float().cpu(),
-            predictions=[tokenizer.target_piece(int(i)) for i in out.logits[0].argmax(dim=-1)],
-            source_padding=[i == config.pad_id for i in src],
-            steps=self.decoding.steps,
-            end_token=tokenizer.target_piece(config.eos_id),
+            predictions=tuple(checkpoint.tokenizer.target_piece(int(i)) for i in out.logits[0].argmax(dim=-1)),
         )
 
     def translate_to_end(self, **changes) -> tuple[str, tuple[Candidate, ...]]:

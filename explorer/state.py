@@ -33,6 +33,11 @@ STAGES = (  # the blocks of the architecture diagram of the Inside a step view (
 TAB_NAME = re.compile(r"[a-z][a-z_]{0,23}")  # the page's name of a view, such as "attention" or "positions"
 
 
+# The settings that choose what is shown, not what is computed: changing one replays nothing.
+VIEW_ONLY = frozenset({"family", "layer", "head", "grid", "tab", "view", "presentation", "stage", "stage_layer",
+                       "stage_head", "stage_position"})  # fmt: skip
+
+
 class ExplorerError(ValueError):
     """A user input that cannot be used; the message says why and is safe to show."""
 
@@ -157,6 +162,10 @@ class ExplorerState:
             raise
         except (TypeError, ValueError):
             raise ExplorerError("the link holds invalid settings") from None
+
+
+# The state a view-only setting leaves the computed views with: every such field at its default.
+VIEW_DEFAULTS = {field.name: field.default for field in dataclasses.fields(ExplorerState) if field.name in VIEW_ONLY}
 
 
 def is_unicode(text: str) -> bool:

@@ -48,20 +48,24 @@ class Panel(Base):
             self.caption = gr.Markdown(elem_id="attention-caption", elem_classes="caption")
             gr.Markdown(render.THUMBNAILS_CAPTION, elem_classes="caption", elem_id="thumbnails-caption")
             self.thumbnails = gr.HTML(elem_id="attention-thumbnails", js_on_load=THUMBNAIL_CLICK_JS)
-        self.outputs = [self.plot, self.layer, self.head, self.caption, self.thumbnails]
+        self.outputs = [self.plot, self.caption, self.thumbnails]
+        self.controls = [self.layer, self.head]
 
     def refresh(self, frame: Refresh) -> dict[Component, Any]:
         state = frame.state
-        updates: dict[Component, Any] = {
+        return {
             self.plot: render.attention_figure(frame.views, state),
             self.caption: render.attention_caption(frame.views, state),
             self.thumbnails: render.attention_thumbnails(frame.views, state),
         }
-        if not frame.light:  # the model's layers and heads, for a new model or family
-            config = frame.explorer.checkpoint.model.config
-            updates[self.layer] = gr.update(maximum=max(config.n_layers(state.family) - 1, 0), value=state.layer)
-            updates[self.head] = gr.update(choices=render.head_choices(config.n_heads), value=render.head_choice(state))
-        return updates
+
+    def sync(self, frame: Refresh) -> dict[Component, Any]:
+        """The model's layers and heads, for a new model or family."""
+        state, config = frame.state, frame.explorer.checkpoint.model.config
+        return {
+            self.layer: gr.update(maximum=max(config.n_layers(state.family) - 1, 0), value=state.layer),
+            self.head: gr.update(choices=render.head_choices(config.n_heads), value=render.head_choice(state)),
+        }
 
     def cleared(self, message: str) -> dict[Component, Any]:
         return {self.plot: None, self.thumbnails: ""}

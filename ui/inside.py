@@ -69,25 +69,27 @@ class Panel(Base):
                         ))  # fmt: skip
                     self.text = gr.Markdown(elem_id="inside-text")
                     self.plot = gr.HTML(elem_id="inside-plot", js_on_load=HOVER_JS)
-        self.outputs = [self.diagram, self.text, self.plot, self.layer, self.head, self.position]
+        self.outputs = [self.diagram, self.text, self.plot]
+        self.controls = [self.layer, self.head, self.position]
 
     def refresh(self, frame: Refresh) -> dict[Component, Any]:
-        explorer = frame.explorer
-        worked = frame.worked
-        figure, text = inside.stage_view(explorer, worked)
+        figure, text = inside.stage_view(frame.explorer, frame.worked)
         updates: dict[Component, Any] = {self.plot: figure, self.text: text}
-        if not frame.light:  # the stage, the model or the sentence changed: the diagram and the controls' ranges
-            config, state = explorer.checkpoint.model.config, frame.state
-            at = inside.where(explorer, worked)
-            updates[self.diagram] = inside.diagram(explorer, state.stage)
-            n_layers = max(config.n_encoder_layers, config.n_decoder_layers)
-            updates[self.layer] = gr.update(maximum=max(n_layers - 1, 0), value=at.layer)
-            updates[self.head] = gr.update(maximum=config.n_heads - 1, value=at.head)
-            n_source = worked.source_embedding.ids.numel()
-            updates[self.position] = gr.update(
-                maximum=max(n_source - 1, 1), value=min(state.stage_position, n_source - 1)
-            )
+        if not frame.light:  # the stage, the model or the sentence changed, or the tab opened
+            updates[self.diagram] = inside.diagram(frame.explorer, frame.state.stage)
         return updates
+
+    def sync(self, frame: Refresh) -> dict[Component, Any]:
+        """The ranges of the layer, head and position, for the model and the sentence."""
+        config, state = frame.explorer.checkpoint.model.config, frame.state
+        n_layers = max(config.n_encoder_layers, config.n_decoder_layers)
+        n_source = len(frame.views.source_tokens)
+        layer, head = inside.layer_and_head(frame.explorer)
+        return {
+            self.layer: gr.update(maximum=max(n_layers - 1, 0), value=layer),
+            self.head: gr.update(maximum=config.n_heads - 1, value=head),
+            self.position: gr.update(maximum=max(n_source - 1, 1), value=min(state.stage_position, n_source - 1)),
+        }
 
     def cleared(self, message: str) -> dict[Component, Any]:
         return {self.plot: "", self.text: ""}

@@ -37,25 +37,29 @@ class Panel(Base):
             self.compare_plot = gr.Plot(show_label=False, elem_id="compare-plot", visible=False)
             self.compare_caption = gr.Markdown(render.COMPARE_CAPTION, elem_id="compare-caption",
                                                elem_classes="caption", visible=False)  # fmt: skip
-        self.controls = [page.setting("causal_mask", causal), page.setting("padding_mask", padding),
+        self.settings = [page.setting("causal_mask", causal), page.setting("padding_mask", padding),
                          page.setting("pad_to", pad_to), page.setting("silenced", self.silenced)]  # fmt: skip
-        self.outputs = [self.teacher_forced, self.silenced]
+        self.outputs = [self.teacher_forced]
+        self.controls = [self.silenced]
 
     def refresh(self, frame: Refresh) -> dict[Component, Any]:
-        updates: dict[Component, Any] = {self.teacher_forced: render.teacher_forced_markdown(frame.views, frame.state)}
-        if not frame.light:  # the model's heads, and the ones silenced
-            updates[self.silenced] = gr.update(
+        return {self.teacher_forced: render.teacher_forced_markdown(frame.views, frame.state)}
+
+    def sync(self, frame: Refresh) -> dict[Component, Any]:
+        """The model's heads, and the ones silenced."""
+        return {
+            self.silenced: gr.update(
                 choices=render.silenced_choices(frame.explorer),
                 value=[render.head_ref_label(h) for h in sorted(frame.state.silenced)],
             )
-        return updates
+        }
 
     def cleared(self, message: str) -> dict[Component, Any]:
         return {self.teacher_forced: ""}
 
     def wire(self) -> None:
         page = self.page
-        page.on_input(*self.controls)
+        page.on_input(*self.settings)
         compare = page.with_settled(self.comparison, lambda error: {self.compare_text: escaped(error)})
         outputs = [self.compare_plot, self.compare_text, self.compare_caption]
         self.compare_btn.click(compare, page.inputs, outputs, api_visibility="private", **LONG)

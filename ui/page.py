@@ -83,8 +83,9 @@ class Page:
 
     @property
     def outputs(self) -> list[Component]:
-        """What an action redraws: the user's explorer and every panel's outputs."""
-        return [self.explorer, *(component for panel in self.panels for component in panel.outputs)]
+        """What an action redraws: the user's explorer, every panel's outputs and every panel's controls."""
+        drawn = [component for panel in self.panels for component in (*panel.outputs, *panel.controls)]
+        return [self.explorer, *dict.fromkeys(drawn)]
 
     def settled(self, explorer: Explorer | None, values: tuple) -> tuple[Explorer, str]:
         """The user's explorer with the settings whose values are `values` (in the order of `Settings`), and a
@@ -92,7 +93,8 @@ class Page:
         return settle(self.registry, explorer, Settings.from_values(values))
 
     def refreshed(self, explorer: Explorer | None, message: str = "", light: bool = False) -> dict[Component, Any]:
-        """Every panel's outputs for the explorer's state (or cleared, with `message`, when there is none)."""
+        """The outputs of every panel shown for the explorer's state, and unless `light` every panel's controls (or
+        everything cleared, with `message`, when there is no explorer)."""
         if explorer is None:
             updates: dict[Component, Any] = {self.explorer: None}
             for panel in self.panels:
@@ -101,9 +103,10 @@ class Page:
         frame = Refresh(explorer, explorer.views(), message, light)
         updates = {self.explorer: explorer}
         for panel in self.panels:
-            if light and not self.shown(panel, explorer.state.tab):
-                continue  # drawn when its tab opens (`opened`)
-            updates.update(panel.refresh(frame))
+            if not light:
+                updates.update(panel.sync(frame))
+            if self.shown(panel, explorer.state.tab):  # a hidden one is drawn when its tab opens (`opened`)
+                updates.update(panel.refresh(frame))
         return presented(updates, explorer.state)
 
     @staticmethod
@@ -201,6 +204,11 @@ class Page:
 
 def build_demo(registry: ModelRegistry) -> gr.Blocks:
     """The whole page: the introduction, the sentence and decoding panels, the tabs, and the `/translate` API."""
+    return build_page(registry).demo
+
+
+def build_page(registry: ModelRegistry) -> Page:
+    """The page of `build_demo`, with its components and handlers by name (for tests and benchmarks)."""
     with Blocks(title="Transformer Explorer") as demo:
         page = Page(registry, demo)
         page.panels = [presentation.Panel(page), sentence.Panel(page), decoding.Panel(page)]
@@ -210,4 +218,4 @@ def build_demo(registry: ModelRegistry) -> gr.Blocks:
             panel.wire()
         page.wire_tabs()
         gr.api(run_gpu(api.make_translate(registry)), api_name="translate")
-    return demo
+    return page

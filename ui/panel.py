@@ -53,10 +53,12 @@ class Refresh:
 class Panel:
     """A part of the page. Subclasses build their components in `__init__` and override what they need.
 
-    A panel in a tab says which (`tab`, the key of `Page.tab`). While its tab is hidden, Step, Back, Run and
-    forcing leave it as it is, and it is drawn when the tab opens: a hidden figure costs the user's time and is
-    drawn at the wrong size. `refresh_hidden` panels are drawn all the same (what they show is cheap and must
-    always be current), and opening a tab that is not `remembered` leaves the state's open tab as it was.
+    A panel in a tab says which (`tab`, the key of `Page.tab`). While its tab is hidden, no event draws it: it is
+    drawn when the tab opens (a hidden figure costs the server's time for nobody, and is drawn at the wrong size).
+    Its settings controls (`controls`: a slider's range, a dropdown's choices) follow every change of the settings
+    all the same (`sync`), open or not, because every event reads their values. `refresh_hidden` panels are drawn
+    even while hidden (what they show is cheap and must always be current), and opening a tab that is not
+    `remembered` leaves the state's open tab as it was.
     """
 
     tab: str | None = None
@@ -66,9 +68,15 @@ class Panel:
     def __init__(self, page: Page):
         self.page = page
         self.outputs: list[Component] = []  # what `refresh` and `cleared` may set
+        self.controls: list[Component] = []  # what `sync` may set
 
     def refresh(self, frame: Refresh) -> dict[Component, Any]:
-        """The outputs for the explorer's new state."""
+        """The outputs for the explorer's new state, while the panel is shown."""
+        return {}
+
+    def sync(self, frame: Refresh) -> dict[Component, Any]:
+        """The controls for the explorer's new settings (not called for a move through the decoding, which
+        changes no setting), shown or not. Cheap: no view is computed here."""
         return {}
 
     def cleared(self, message: str) -> dict[Component, Any]:

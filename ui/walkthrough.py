@@ -24,9 +24,13 @@ HINT = (
 LATEX = [{"left": "$", "right": "$", "display": False}]
 
 # After a section's button opened Inside a step: its figures fit their width (`FIT_PLOTS_JS`), and the page scrolls
-# back up to the tabs, where the stage is shown (the button was far down the tour).
+# back up to the tabs, where the stage is shown (the button was far down the tour). The tab's content is laid out a
+# frame or two after the answer (the page is short until then, and could not scroll), so it scrolls then, and once
+# more a little later.
 SHOW_STAGE_JS = f"""() => {{
-    document.querySelector("#views").scrollIntoView({{block: "start"}});
+    const show = () => document.querySelector("#views").scrollIntoView({{block: "start"}});
+    requestAnimationFrame(() => requestAnimationFrame(show));
+    setTimeout(show, 250);
     ({FIT_PLOTS_JS})();
 }}"""
 

@@ -1,0 +1,139 @@
+"""What the page computes for an event: only what the user can see, and what two users ask alike only once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from explorer import Explorer, ExplorerState, ModelRegistry, cache, inside
+from explorer.cache import SharedCache, size_of
+from ui import attention, walkthrough
+from ui import inside as inside_tab
+from ui.page import build_page
+from ui.settings import Settings
+
+CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
+DEFAULTS = {
+    "model": "numbers-de", "source": "three hundred and forty-two", "strategy": "greedy", "temperature": 1.0,
+    "top_k": 0, "top_p": 1.0, "seed": 0, "beam_width": 4, "max_output_tokens": 64, "causal_mask": True,
+    "padding_mask": True, "positions": True, "pad_to": 0, "silenced": [], "family": "cross", "layer": 0,
+    "head": "average", "view": "heatmap", "presentation": False, "stage": "decoder.self_attention",
+    "stage_layer": 0, "stage_head": 0, "stage_position": 0,
+}  # fmt: skip
+
+
+def values(**changes) -> list:
+    settings = DEFAULTS | changes
+    return [settings[name] for name in Settings.names()]
+
+
+@pytest.fixture(scope="module")
+def page():
+    return build_page(ModelRegistry(CHECKPOINTS))
+
+
+def panel_of(page, kind):
+    return next(panel for panel in page.panels if isinstance(panel, kind))
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """How often the worked step and the tour are computed (the two costly views of hidden tabs)."""
+    calls = {"worked": 0, "tour": 0}
+    real_worked, real_tour = inside.worked_step, walkthrough.walkthrough.tour
+
+    def worked(explorer):
+        calls["worked"] += 1
+        return real_worked(explorer)
+
+    def tour(explorer, worked_step=None):
+        calls["tour"] += 1
+        return real_tour(explorer, worked_step)
+
+    monkeypatch.setattr(inside, "worked_step", worked)
+    monkeypatch.setattr(walkthrough.walkthrough, "tour", tour)
+    return calls
+
+
+def test_a_settings_change_draws_no_hidden_tab_but_keeps_its_controls_in_range(page, counted):
+    explorer = page.apply(None, *values())[page.explorer]
+    assert explorer.state.tab == "attention"
+    updates = page.apply(explorer, *values(layer=1, family="encoder"))
+    tour, stage = panel_of(page, walkthrough.Panel), panel_of(page, inside_tab.Panel)
+    assert counted == {"worked": 0, "tour": 0}  # neither the walkthrough nor Inside a step was worked out
+    assert not set(updates) & {*tour.outputs, *stage.outputs}
+    assert set(stage.controls) <= set(updates)  # … but their sliders follow the model, open or not
+    shown = panel_of(page, attention.Panel)
+    assert set(shown.outputs) <= set(updates)  # the open tab is drawn
+
+
+def test_opening_a_tab_draws_it_for_the_current_step(page, counted):
+    explorer = page.apply(None, *values())[page.explorer]
+    page.action(lambda e: e.step() and None, moves=True)(explorer, *values())
+    tour = panel_of(page, walkthrough.Panel)
+    opened = page.opened("walkthrough")(explorer)
+    assert counted == {"worked": 1, "tour": 1}
+    assert set(tour.outputs) <= set(opened)
+    assert "the one at position 1 " in opened[tour.sections[0].text]  # the tokens section, at the step taken
+
+
+def test_a_step_with_the_walkthrough_open_works_the_step_out_once(page, counted):
+    explorer = page.apply(None, *values())[page.explorer]
+    page.opened("walkthrough")(explorer)
+    counted.update(worked=0, tour=0)
+    page.action(lambda e: e.step() and None, moves=True)(explorer, *values())
+    assert counted == {"worked": 1, "tour": 1}
+
+
+def test_two_users_at_the_same_step_share_the_forward_pass_and_the_worked_step(monkeypatch):
+    registry = ModelRegistry(CHECKPOINTS)
+    shared = SharedCache(64 * 2**20)
+    monkeypatch.setattr(cache, "SHARED", shared)
+    monkeypatch.setattr("explorer.session.SHARED", shared)
+    monkeypatch.setattr("explorer.inside.SHARED", shared)
+    state = ExplorerState(model="numbers-de", source="ninety-seven")
+    first, second = Explorer(registry, state), Explorer(registry, state)
+    for explorer in (first, second):
+        explorer.step()
+    views = [explorer.views() for explorer in (first, second)]
+    assert views[0] is not views[1] and views[0].cross is views[1].cross  # one forward pass, two users
+    assert shared.stats()["hits"] == 1 and shared.stats()["misses"] == 1
+    worked = [inside.worked_step(explorer) for explorer in (first, second)]
+    assert worked[0] is worked[1]
+    second.update(causal_mask=False)  # a different switch is a different computation
+    assert second.views().decoder_self is not views[0].decoder_self
+    assert first.views() is views[0]  # the same state again: the same views, not even a look-up
+    assert shared.stats()["hits"] == 2
+
+
+def test_the_shared_cache_keeps_within_its_bytes_and_drops_the_least_recently_used():
+    shared = SharedCache(3 * (4000 + 64))
+    made = []
+
+    def tensor(key):
+        def compute():
+            made.append(key)
+            return torch.zeros(1000)  # 4,000 bytes
+
+        return shared.get(key, compute)
+
+    for key in "abc":
+        tensor(key)
+    tensor("a")  # used again: "b" is now the least recently used
+    tensor("d")
+    assert shared.stats()["entries"] == 3 and shared.bytes <= shared.max_bytes
+    tensor("a"), tensor("c"), tensor("d")
+    assert made == ["a", "b", "c", "d"]  # nothing recomputed but what was dropped
+    tensor("b")
+    assert made == ["a", "b", "c", "d", "b"]
+    assert shared.stats()["hit_rate"] == pytest.approx(4 / 9, abs=1e-4)
+    too_big = shared.get("big", lambda: torch.zeros(10_000))  # larger than the whole cache: computed, not kept
+    assert too_big.numel() == 10_000 and "big" not in shared._entries
+
+
+def test_size_of_counts_tensors_strings_and_what_dataclasses_hold():
+    assert size_of(torch.zeros(10, dtype=torch.float32)) == 40 + 64
+    assert size_of("abc") == 3 + 64
+    assert size_of((torch.zeros(2), ["xy"])) == 64 + (8 + 64) + (64 + 2 + 64)
