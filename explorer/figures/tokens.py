@@ -1,0 +1,27 @@
+"""A sentence's pieces as HTML chips (the word-start mark in grey, each chip's position and id on hover)."""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+
+from .base import _check_length, escape_label
+
+_CHIP_STYLE = (
+    "display:inline-block;margin:2px 3px;padding:1px 7px;border-radius:6px;border:1px solid #c9d3e3;"
+    "background:#eef3fa;font-family:ui-monospace,monospace;font-size:0.9em;white-space:pre"
+)
+_SPACE_MARK = '<span class="token-space" style="color:#8a96a8">▁</span>'
+
+
+def token_chips_html(tokens: Sequence[str], ids: Sequence[int] | None = None) -> str:
+    """Sentencepiece pieces as inline chips (`▁`, the word-start marker, in grey); hovering a chip shows its
+    position and id. All text is escaped."""
+    if ids is not None:
+        _check_length(ids, len(tokens), "ids")
+    chips = []
+    for i, token in enumerate(tokens):
+        tip = f"position {i}" + ("" if ids is None else f" · id {operator.index(ids[i])}")
+        text = escape_label(token).replace("▁", _SPACE_MARK)
+        chips.append(f'<span class="token-chip" title="{escape_label(tip)}" style="{_CHIP_STYLE}">{text}</span>')
+    return f'<div class="token-chips" style="line-height:1.9">{"".join(chips)}</div>'
