@@ -11,7 +11,6 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
-import plotly.graph_objects as go
 import torch
 
 from transformer.worked import (
@@ -67,7 +66,7 @@ def _blocks(blocks: tuple[Block, ...], pre_norm: bool) -> list[Block]:
     return [Block(b.key, "Add (LayerNorm came before)", b.stack) if b.label == "Add & Norm" else b for b in blocks]
 
 
-def diagram(explorer: Explorer, stage: str) -> go.Figure:
+def diagram(explorer: Explorer, stage: str) -> figures.Figure:
     """The paper's Figure 1 for this model, the chosen stage's block filled."""
     config = explorer.checkpoint.model.config
     pre = config.norm_position == "pre"

@@ -10,7 +10,6 @@ import html
 import re
 
 import numpy as np
-import plotly.graph_objects as go
 import torch
 
 from . import figures
@@ -30,7 +29,7 @@ def presented(values: dict, state: ExplorerState) -> dict:
     presentation layout."""
     if state.presentation:
         for value in values.values():
-            if isinstance(value, go.Figure):
+            if isinstance(value, figures.Figure):
                 figures.enlarged(value)
     return values
 
@@ -88,7 +87,7 @@ def source_chips(explorer: Explorer) -> str:
     return figures.token_chips_html([tokenizer.source_piece(i) for i in ids], ids)
 
 
-def candidates_figure(views: Views, chosen: int | None = None) -> go.Figure:
+def candidates_figure(views: Views, chosen: int | None = None) -> figures.Figure:
     if views.finished:
         return figures.candidates_bar([], [], title="The translation is finished")
     probs = [c.prob for c in views.candidates]
@@ -121,7 +120,7 @@ def _heads(maps: torch.Tensor, head: int | None) -> tuple[torch.Tensor, str]:
     return (maps.mean(dim=0), "average of the heads") if head is None else (maps[head], f"head {head}")
 
 
-def attention_figure(views: Views, state: ExplorerState) -> go.Figure:
+def attention_figure(views: Views, state: ExplorerState) -> figures.Figure:
     """The Attention tab's figure for its view: the selected family and layer (one head, the head average, or
     all heads as a grid), the three families of the layer side by side, or cross-attention as alignment lines."""
     if state.view == "families":
@@ -149,7 +148,7 @@ def layer_of(views: Views, family: str, layer: int) -> int:
     return min(layer, _family_maps(views, family).shape[0] - 1)
 
 
-def families_figure(views: Views, state: ExplorerState) -> go.Figure:
+def families_figure(views: Views, state: ExplorerState) -> figures.Figure:
     """Encoder self-attention, decoder self-attention and cross-attention of one layer, side by side."""
     maps = []
     for family in FAMILY_NAMES:
@@ -170,7 +169,7 @@ def written_tokens(views: Views) -> list[str]:
     return [*views.target_tokens[1:], views.end_token if views.finished else "(choosing now)"]
 
 
-def alignment_figure(views: Views, state: ExplorerState) -> go.Figure:
+def alignment_figure(views: Views, state: ExplorerState) -> figures.Figure:
     """Cross-attention of the selected layer and head (or the head average) as lines between the sentences."""
     layer = layer_of(views, "cross", state.layer)
     weights, which = _heads(_family_maps(views, "cross")[layer], state.head)
@@ -276,14 +275,14 @@ def masked_cells(views: Views, state: ExplorerState, family: str) -> np.ndarray:
     return np.broadcast_to(padding & state.padding_mask, (n_q, len(padding)))
 
 
-def beam_figure(explorer: Explorer) -> go.Figure | None:
+def beam_figure(explorer: Explorer) -> figures.Figure | None:
     if explorer.state.strategy != "beam" or not explorer.decoding.steps:
         return None
     tokenizer = explorer.checkpoint.tokenizer
     return figures.beam_tree(list(explorer.decoding.steps), tokenizer.target_piece, title="Beam search")
 
 
-def comparison(explorer: Explorer) -> tuple[go.Figure, str]:
+def comparison(explorer: Explorer) -> tuple[figures.Figure, str]:
     """Next-token distribution and full translation with the current heads silenced vs with none silenced."""
     if not explorer.state.silenced:
         return figures.compare_candidates([], [], []), "Tick some heads above to silence them, then compare again."
@@ -321,7 +320,7 @@ def _tail(text: str, limit: int) -> str:
     return text if len(text) <= limit else "…" + text[-(limit - 1) :].lstrip()
 
 
-def positional_figures(explorer: Explorer, n_positions: int, dims: list[int]) -> tuple[go.Figure, ...]:
+def positional_figures(explorer: Explorer, n_positions: int, dims: list[int]) -> tuple[figures.Figure, ...]:
     """The encoding this very model adds (the same module the forward pass calls)."""
     model = explorer.checkpoint.model
     n = max(2, min(n_positions, model.config.max_positions))
@@ -356,7 +355,7 @@ def twin_name(explorer: Explorer) -> str | None:
     return name if name in explorer.registry.builtin else None
 
 
-def twin_comparison(explorer: Explorer) -> tuple[go.Figure | None, go.Figure | None, str]:
+def twin_comparison(explorer: Explorer) -> tuple[figures.Figure | None, figures.Figure | None, str]:
     """The selected attention view for the trained model and its untrained twin, on the same tokens."""
     twin = twin_name(explorer)
     if twin is None:
@@ -367,8 +366,8 @@ def twin_comparison(explorer: Explorer) -> tuple[go.Figure | None, go.Figure | N
     trained_text, _ = explorer.translate_to_end(choices=())
     trained = attention_figure(explorer.views(), explorer.state)
     untrained = attention_figure(other.views(), other.state)
-    trained.update_layout(title_text=f"Trained: {trained.layout.title.text}")
-    untrained.update_layout(title_text=f"Untrained: {untrained.layout.title.text}")
+    trained.layout.title["text"] = f"Trained: {trained.layout.title.text}"
+    untrained.layout.title["text"] = f"Untrained: {untrained.layout.title.text}"
     trained_text, untrained_text = (html.escape(figures.shorten(text, 120)) for text in (trained_text, untrained_text))
     report = (
         "Both read the same tokens: the trained model's output so far. Their own translations of the sentence:\n\n"

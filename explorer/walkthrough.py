@@ -15,8 +15,6 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
-import plotly.graph_objects as go
-
 from transformer.worked import WorkedStep
 
 from . import figures, inside, render
@@ -74,7 +72,7 @@ class Section:
     text: str  # Markdown with this sentence's numbers (the heading included)
     link: Link
     tensors: str | None = None  # HTML
-    plot: go.Figure | None = None
+    plot: figures.Figure | None = None
 
 
 @dataclass(frozen=True)
@@ -208,7 +206,7 @@ def embedding_section(explorer: Explorer, t: Thread) -> tuple[str, str, None]:
     return text, figures.tensor_panels_html([panel]), None
 
 
-def scores_section(explorer: Explorer, t: Thread) -> tuple[str, str, go.Figure]:
+def scores_section(explorer: Explorer, t: Thread) -> tuple[str, str, figures.Figure]:
     a, p, h = t.worked.encoder[0].self_attention, t.read, t.head
     d_k = a.q.shape[-1]
     scores, weights = a.scores[h, p], a.weights[h, p]
@@ -315,7 +313,7 @@ def ffn_section(explorer: Explorer, t: Thread) -> tuple[str, str, None]:
     return text, html_, None
 
 
-def masks_section(explorer: Explorer, t: Thread) -> tuple[str, None, go.Figure]:
+def masks_section(explorer: Explorer, t: Thread) -> tuple[str, None, figures.Figure]:
     a = t.worked.decoder[0].self_attention
     n = len(t.target)
     hidden = int((~a.allowed).sum())
@@ -347,7 +345,7 @@ def masks_section(explorer: Explorer, t: Thread) -> tuple[str, None, go.Figure]:
     return text, None, figure
 
 
-def cross_section(explorer: Explorer, t: Thread) -> tuple[str, None, go.Figure]:
+def cross_section(explorer: Explorer, t: Thread) -> tuple[str, None, figures.Figure]:
     n_layers = len(t.worked.decoder)
     weights = t.worked.decoder[-1].cross_attention.weights[:, -1].mean(0)
     second = int(weights.argsort(descending=True)[min(1, len(t.source) - 1)])
@@ -389,7 +387,7 @@ def stacks_section(explorer: Explorer, t: Thread) -> tuple[str, str, None]:
     return text, html_, None
 
 
-def output_section(explorer: Explorer, t: Thread) -> tuple[str, None, go.Figure]:
+def output_section(explorer: Explorer, t: Thread) -> tuple[str, None, figures.Figure]:
     o, tokenizer = t.worked.output, explorer.checkpoint.tokenizer
     config = explorer.checkpoint.model.config
     ids, probabilities = o.top(inside.TOP)

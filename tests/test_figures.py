@@ -560,3 +560,59 @@ def test_enlarged_figures_have_larger_type_and_room_for_it():
     assert figure.layout.height == round(height * 1.5) and figure.layout.title.font.size == round(title_size * 1.5)
     assert figure.layout.font.size == 18 and figure.layout.annotations[0].font.size == round(panel_title * 1.5)
     assert figure.layout.xaxis.tickfont.size == round(ticks * 1.5)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Plain data: every figure is one Plotly accepts, unchanged
+# --------------------------------------------------------------------------------------------------------
+
+
+def every_kind_of_figure() -> dict[str, figures.Figure]:
+    """One figure of every builder, with masks, highlights and legends where the builder has them."""
+    weights = attention((3, 4, 5))
+    causal = np.triu(np.ones((4, 4), dtype=bool), 1)
+    maps = [
+        figures.AttentionMap(attention((4, 4)), TARGET[:4], TARGET[:4], "decoder_self", "self", 3, causal),
+        figures.AttentionMap(attention((4, 5)), TARGET[:4], SOURCE[:5], "cross", "cross", 3),
+    ]
+    table = sinusoidal_position_encoding(20, 16)
+    blocks = [figures.Block("encoder.embedding", "Embedding", False), figures.Block("encoder.ffn", "FFN", True)]
+    masked = np.eye(4, 5, dtype=bool)
+    heatmap = figures.attention_heatmap(weights[0, :4], TARGET[:4], SOURCE[:5], highlight_query=3, masked=masked)
+    return {
+        "heatmap": heatmap,
+        "grid": figures.attention_grid(weights, TARGET[:4], SOURCE[:5], highlight_query=-1, title="every head"),
+        "side by side": figures.attention_side_by_side(maps, title="families"),
+        "alignment": figures.alignment_lines(attention((4, 5)), TARGET[:4], SOURCE[:5], current=-1, title="a"),
+        "candidates": figures.candidates_bar(["▁a", "▁b", "<b>"], [0.5, 0.3, 0.2], chosen=1, title="next"),
+        "compare": figures.compare_candidates(["▁a", "▁b"], [0.6, 0.4], [0.3, 0.7], labels=("on", "off")),
+        "positions": figures.positional_heatmap(table, title="table"),
+        "curves": figures.positional_curves(table, [0, 3, 8], title="curves"),
+        "similarity": figures.position_similarity(table, title="similarity"),
+        "beam": figures.beam_tree(fake_steps(), VOCAB.__getitem__, title="beam search"),
+        "diagram": figures.architecture_diagram(blocks, blocks, selected="encoder.ffn", n_encoder=2, n_decoder=2),
+    }
+
+
+@pytest.mark.parametrize("presentation", [False, True])
+def test_every_figure_is_sent_exactly_as_plotly_would_send_it(presentation):
+    """The figures are built as plain data, without plotly's checks: here plotly builds each one again from that
+    data, with every check (an unknown property, or a value of the wrong form, raises), and writes the same JSON:
+    nothing was left for plotly to correct (a colour scale as bare colours, a property named with plotly's
+    magic underscores)."""
+    import plotly.graph_objects as go
+
+    for name, figure in every_kind_of_figure().items():
+        if presentation:
+            figures.enlarged(figure)
+        checked = go.Figure(figure.to_dict())
+        assert json.loads(figure.to_json()) == json.loads(checked.to_json()), name
+
+
+def test_a_figure_owns_its_structure_so_enlarging_one_changes_no_other():
+    first = figures.candidates_bar(["▁a"], [1.0])
+    figures.enlarged(first)
+    second = figures.candidates_bar(["▁a"], [1.0])
+    assert first.layout.font.size > second.layout.font.size
+    assert second.layout.xaxis.title == {"text": "probability"}  # the shared axis constants are unchanged
+    assert first.layout.template is not second.layout.template

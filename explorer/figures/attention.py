@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import plotly.graph_objects as go
 
 from .base import (
     _HOVER_ATTENTION,
@@ -20,6 +19,7 @@ from .base import (
     BAR_COLOR,
     GRID_TICK_MAX,
     VALUE_TEXT_MAX,
+    Figure,
     _as_array,
     _axis_titles,
     _check_length,
@@ -34,6 +34,7 @@ from .base import (
     escape_label,
     readable,
     shorten,
+    trace,
 )
 
 ATTENTION_COLORAXIS = {  # shared by every attention panel: heads, layers and steps are comparable
@@ -71,7 +72,7 @@ def attention_heatmap(
     show_values: bool | None = None,
     height: int | None = None,
     masked: Any = None,
-) -> go.Figure:
+) -> Figure:
     """One attention matrix (one head, or an average of heads) as a heatmap.
 
     Args:
@@ -97,7 +98,8 @@ def attention_heatmap(
     x, y = axis_labels(key_tokens), axis_labels(query_tokens)
     z, cells = _without_masked(z, masked)
     traces = [] if cells is None else [_masked_cells(cells, x, y)]
-    heatmap = go.Heatmap(
+    heatmap = trace(
+        "heatmap",
         z=z,
         x=x,
         y=y,
@@ -138,9 +140,10 @@ def _mask_of(masked: Any, shape: tuple[int, ...]) -> np.ndarray | None:
     return cells if cells.any() else None
 
 
-def _masked_cells(cells: np.ndarray, x: list[str], y: list[str]) -> go.Heatmap:
+def _masked_cells(cells: np.ndarray, x: list[str], y: list[str]) -> dict:
     """A grey layer on the masked cells only (the rest is a gap), with its own hover text."""
-    return go.Heatmap(
+    return trace(
+        "heatmap",
         z=np.where(cells, 1.0, np.nan),
         x=x,
         y=y,
@@ -214,7 +217,7 @@ class _Grid:
                 "xanchor": "center", "yanchor": "bottom", "showarrow": False, "font": {"size": 11}}  # fmt: skip
 
 
-def _panels_figure(traces: list, title: str, height: int, axes: dict[str, dict], **layout: Any) -> go.Figure:
+def _panels_figure(traces: list, title: str, height: int, axes: dict[str, dict], **layout: Any) -> Figure:
     """A figure of several attention panels: `axes` holds every panel's axes ("xaxis", "yaxis", "xaxis2", …), and
     the panels share the 0–1 colour axis of the attention maps."""
     axes = dict(axes)
@@ -235,7 +238,7 @@ def attention_grid(
     family: str = "cross",
     panel_height: int | None = None,
     masked: Any = None,
-) -> go.Figure:
+) -> Figure:
     """All heads of one layer (or of every layer) as small multiples sharing one 0–1 colour axis.
 
     Args:
@@ -278,10 +281,10 @@ def attention_grid(
     for p in range(n_panels):
         x_name, y_name = f"x{p + 1 if p else ''}", f"y{p + 1 if p else ''}"
         if cells is not None:
-            traces.append(_masked_cells(cells, x_labels, y_labels).update(xaxis=x_name, yaxis=y_name))
-        trace = go.Heatmap(z=z[p], x=x_labels, y=y_labels, xaxis=x_name, yaxis=y_name, coloraxis="coloraxis",
-                           name=escape_label(titles[p]), hovertemplate=_HOVER_ATTENTION, hoverongaps=False)  # fmt: skip
-        traces.append(trace)  # the panel title shows in the hover's side box
+            traces.append({**_masked_cells(cells, x_labels, y_labels), "xaxis": x_name, "yaxis": y_name})
+        heatmap = trace("heatmap", z=z[p], x=x_labels, y=y_labels, xaxis=x_name, yaxis=y_name, coloraxis="coloraxis",
+                        name=escape_label(titles[p]), hovertemplate=_HOVER_ATTENTION, hoverongaps=False)  # fmt: skip
+        traces.append(heatmap)  # the panel title shows in the hover's side box
         x_axis, y_axis = grid.axes(p, x_name, y_name, show_x=n_k <= GRID_TICK_MAX, show_y=n_q <= GRID_TICK_MAX)
         layout["xaxis" + x_name[1:]], layout["yaxis" + y_name[1:]] = x_axis, y_axis
         if p == 0:  # the axis titles once: top left and bottom left
@@ -307,7 +310,7 @@ class AttentionMap:
     masked: Any = None
 
 
-def attention_side_by_side(maps: Sequence[AttentionMap], *, title: str = "", height: int | None = None) -> go.Figure:
+def attention_side_by_side(maps: Sequence[AttentionMap], *, title: str = "", height: int | None = None) -> Figure:
     """Attention matrices side by side, each with its own tokens, on one shared 0–1 colour axis: for example the
     three families of one layer, which change together at every step."""
     if not maps:
@@ -329,9 +332,9 @@ def attention_side_by_side(maps: Sequence[AttentionMap], *, title: str = "", hei
         x, y = axis_labels(m.key_tokens), axis_labels(m.query_tokens)
         z, cells = _without_masked(z, m.masked)
         if cells is not None:
-            traces.append(_masked_cells(cells, x, y).update(xaxis=x_name, yaxis=y_name))
-        traces.append(go.Heatmap(z=z, x=x, y=y, xaxis=x_name, yaxis=y_name, coloraxis="coloraxis", hoverongaps=False,
-                                 name=escape_label(m.title), hovertemplate=_HOVER_ATTENTION))  # fmt: skip
+            traces.append({**_masked_cells(cells, x, y), "xaxis": x_name, "yaxis": y_name})
+        traces.append(trace("heatmap", z=z, x=x, y=y, xaxis=x_name, yaxis=y_name, coloraxis="coloraxis",
+                            hoverongaps=False, name=escape_label(m.title), hovertemplate=_HOVER_ATTENTION))  # fmt: skip
         y_title, x_title = _axis_titles(m.family)
         x0 = p * (width + gap)
         common = {"type": "category", "showgrid": False, "automargin": True, "tickfont": {"size": 10}}
@@ -363,7 +366,7 @@ def alignment_lines(
     current: int | None = None,
     title: str = "",
     height: int = 380,
-) -> go.Figure:
+) -> Figure:
     """Cross-attention as an alignment: the source sentence on top, the translation below, and a line from each
     target piece to every source piece its query attended to, thicker and darker for more weight (under 0.05:
     no line).
@@ -397,7 +400,7 @@ def alignment_lines(
                     y += [0, 1, None]
             if x:
                 color = f"rgba({_LINE_RGB[which]},{alpha})"
-                traces.append(go.Scatter(x=x, y=y, mode="lines", line={"width": width, "color": color},
+                traces.append(trace("scatter", x=x, y=y, mode="lines", line={"width": width, "color": color},
                                          hoverinfo="skip", showlegend=False))  # fmt: skip
 
     def hover(t: int) -> str:
@@ -428,7 +431,7 @@ def _spread(n: int) -> np.ndarray:
 
 def _token_row(x: np.ndarray, y: float, labels: list[str], colors: list[str], side: str, hover: list[str]):
     """A row of tokens (markers with their text above or below) at height `y`."""
-    return go.Scatter(
+    return trace("scatter",
         x=x, y=[y] * len(x), mode="markers+text", text=labels, textposition=f"{side} center",
         marker={"size": 9, "color": colors}, textfont={"size": 12}, hovertext=hover, hoverinfo="text",
     )  # fmt: skip

@@ -25,15 +25,16 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import plotly.graph_objects as go
+from _plotly_utils.utils import convert_to_base64
 from PIL import Image
 from plotly.colors import diverging, sequential
+from plotly.io.json import to_json_plotly
 
 # The parts of plotly's "plotly_white" template these figures use. The full template is about 7 KB of JSON in
 # every figure sent to the browser, more than the data of a heatmap; this one is a tenth of that.
 _AXIS = {"gridcolor": "#EBF0F8", "linecolor": "#EBF0F8", "zerolinecolor": "#EBF0F8", "ticks": "", "automargin": True}
-TEMPLATE = go.layout.Template(
-    layout={
+TEMPLATE = {
+    "layout": {
         "paper_bgcolor": "white",
         "plot_bgcolor": "white",
         "font": {"color": "#2a3f5f"},
@@ -44,9 +45,16 @@ TEMPLATE = go.layout.Template(
         "yaxis": _AXIS,
         "coloraxis": {"colorbar": {"outlinewidth": 0, "ticks": ""}},
     }
-)
-ATTENTION_COLORSCALE = sequential.Blues  # white at 0, dark blue at 1
-DIVERGING_COLORSCALE = diverging.RdBu_r  # blue below 0, white at 0, red above
+}
+
+
+def _scale(colours: Sequence[str]) -> list[list[Any]]:
+    """A colour scale as Plotly's JSON writes it: [position, colour] pairs, evenly spaced from 0 to 1."""
+    return [[i / (len(colours) - 1), colour] for i, colour in enumerate(colours)]
+
+
+ATTENTION_COLORSCALE = _scale(sequential.Blues)  # white at 0, dark blue at 1
+DIVERGING_COLORSCALE = _scale(diverging.RdBu_r)  # blue below 0, white at 0, red above
 BAR_COLOR = "#4c78a8"
 ACCENT = "#f58518"  # the chosen candidate, the highlighted query row, the best beam path
 FINISHED_COLOR = "#54a24b"
@@ -138,10 +146,61 @@ def _clamp(value: float, low: int, high: int) -> int:
     return int(min(max(value, low), high))
 
 
-def _figure(data: Sequence[Any], title: str, height: int, *, xaxis: dict, yaxis: dict, **layout: Any) -> go.Figure:
-    """The figure, built in one go, with the layout every figure shares: template, escaped short title, fixed
-    height, tight margins. (One construction validates everything once; adding to a figure step by step with
-    `update_layout` and `update_xaxes` took ten times as long, 12 ms instead of 1.5 ms for the candidates.)"""
+class Props(dict):
+    """A dict whose keys also read as attributes, as a Plotly figure's properties do (`figure.layout.title.text`);
+    a property that is not set reads as None."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self.get(name)
+
+
+def _props(value: Any) -> Any:
+    """`value` with every dict in it (at any depth, also in lists) a new `Props`, and every list a new tuple (as
+    Plotly's figures read): the figure owns all of its structure, so changing it (`enlarged`) changes no shared
+    constant. Arrays are kept."""
+    if isinstance(value, dict):
+        return Props({key: _props(item) for key, item in value.items()})
+    if isinstance(value, list | tuple):
+        return tuple(_props(item) for item in value)
+    return value
+
+
+class Figure:
+    """A Plotly figure as plain data: `data`, a list of traces (`trace`), and `layout`, as in Plotly's JSON.
+
+    Plotly's `graph_objects` check every property of a figure as it is built; for the figures the page draws at every
+    step, for every user of a class, that took a tenth of the server's time. These figures are built as plain
+    dicts instead, and the tests check that Plotly accepts each one unchanged (`tests/test_figures.py`). Gradio's
+    `gr.Plot` takes one as it takes a Plotly figure: it calls `to_json`.
+    """
+
+    def __init__(self, data: Sequence[dict], layout: dict):
+        self.data: tuple[Props, ...] = _props(data)
+        self.layout: Props = _props(layout)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The figure as Plotly's JSON in Python values (a copy), numpy arrays as Plotly's base64 typed arrays."""
+        figure = {"data": _props(self.data), "layout": _props(self.layout)}
+        convert_to_base64(figure)
+        return figure
+
+    def to_json(self) -> str:
+        return to_json_plotly(self.to_dict())
+
+    def to_plotly_json(self) -> dict[str, Any]:  # what Plotly's own encoder asks of a figure
+        return self.to_dict()
+
+
+def trace(kind: str, **properties: Any) -> dict[str, Any]:
+    """A trace of Plotly's `kind` ("heatmap", "bar", "scatter") with `properties`, as Plotly's JSON writes it."""
+    return {"type": kind, **properties}
+
+
+def _figure(data: Sequence[Any], title: str, height: int, *, xaxis: dict, yaxis: dict, **layout: Any) -> Figure:
+    """The figure, with the layout every figure shares: template, escaped short title, fixed height, tight
+    margins."""
     top = (40 if title else 20) + (28 if layout.get("legend") is _TOP_LEGEND else 0)
     shared = {
         "template": TEMPLATE,
@@ -153,31 +212,35 @@ def _figure(data: Sequence[Any], title: str, height: int, *, xaxis: dict, yaxis:
         "xaxis": {**xaxis, "automargin": True},
         "yaxis": {**yaxis, "automargin": True},
     }
-    return go.Figure(data=list(data), layout={**shared, **layout})
+    return Figure(data, {**shared, **layout})
 
 
 ENLARGED_MIN_HEIGHT = 320  # a heatmap of two rows keeps a plot taller than its axis title
 
 
-def enlarged(figure: go.Figure, by: float = 1.4) -> go.Figure:
+def enlarged(figure: Figure, by: float = 1.4) -> Figure:
     """`figure` with every text `by` times larger (the presentation layout: readable from the back of a room), and
     as much taller, so that the larger labels leave the plot its room."""
     layout = figure.layout
-    if layout.height:
-        layout.height = max(round(layout.height * by), ENLARGED_MIN_HEIGHT)
-    if layout.margin.t:
-        layout.margin.t = round(layout.margin.t * by)
     grow = lambda size, default: round((size or default) * by)  # noqa: E731
-    figure.update_layout(font_size=grow(layout.font.size, 12), title_font_size=grow(layout.title.font.size, 14),
-                         hoverlabel_font_size=grow(layout.hoverlabel.font.size, 12))  # fmt: skip
-    for annotation in layout.annotations:
-        if annotation.font.size:
-            annotation.font.size = grow(annotation.font.size, 12)
-    for axis in [*figure.select_xaxes(), *figure.select_yaxes()]:
-        if axis.tickfont.size:
-            axis.tickfont.size = grow(axis.tickfont.size, 12)
-        if axis.title.font.size:
-            axis.title.font.size = grow(axis.title.font.size, 12)
+    if layout.height:
+        layout["height"] = max(round(layout.height * by), ENLARGED_MIN_HEIGHT)
+    if layout.margin and layout.margin.t:
+        layout.margin["t"] = round(layout.margin.t * by)
+    for name, default in (("font", 12), ("title", 14), ("hoverlabel", 12)):
+        part = layout.setdefault(name, Props())
+        font = part if name == "font" else part.setdefault("font", Props())
+        font["size"] = grow(font.size, default)
+    for annotation in layout.annotations or []:
+        if annotation.font and annotation.font.size:
+            annotation.font["size"] = grow(annotation.font.size, 12)
+    for name, axis in layout.items():
+        if not re.fullmatch(r"[xy]axis\d*", name):
+            continue
+        if axis.tickfont and axis.tickfont.size:
+            axis.tickfont["size"] = grow(axis.tickfont.size, 12)
+        if axis.title and axis.title.font and axis.title.font.size:
+            axis.title.font["size"] = grow(axis.title.font.size, 12)
     return figure
 
 
@@ -185,10 +248,10 @@ def _title(text: str) -> dict[str, str]:
     return {"text": text}
 
 
-def _colour_table(colorscale: Sequence[str], n: int = 256) -> np.ndarray:
-    """(n, 3) uint8 colours along a plotly colour scale of "rgb(r,g,b)" stops, from 0 to 1."""
-    stops = np.array([[int(v) for v in re.findall(r"\d+", c)] for c in colorscale], dtype=np.float64)
-    at = np.linspace(0, 1, len(stops))
+def _colour_table(colorscale: Sequence[tuple[float, str]], n: int = 256) -> np.ndarray:
+    """(n, 3) uint8 colours along a plotly colour scale of [position, "rgb(r,g,b)"] stops, from 0 to 1."""
+    stops = np.array([[int(v) for v in re.findall(r"\d+", colour)] for _, colour in colorscale], dtype=np.float64)
+    at = np.array([position for position, _ in colorscale], dtype=np.float64)
     return np.stack([np.interp(np.linspace(0, 1, n), at, stops[:, c]) for c in range(3)], axis=1).astype(np.uint8)
 
 

@@ -6,15 +6,25 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import plotly.graph_objects as go
-
-from .base import ACCENT, BAR_COLOR, FINISHED_COLOR, MUTED, _clamp, _figure, _title, escape_label, shorten
+from .base import (
+    ACCENT,
+    BAR_COLOR,
+    FINISHED_COLOR,
+    MUTED,
+    Figure,
+    _clamp,
+    _figure,
+    _title,
+    escape_label,
+    shorten,
+    trace,
+)
 
 Point = tuple[int, int]  # (x, y) = (step, row) in the beam tree; the start is at (-1, 0)
 _ROOT: Point = (-1, 0)
 
 
-def beam_tree(steps: Sequence[Any], token_label: Callable[[int], str], *, title: str = "") -> go.Figure:
+def beam_tree(steps: Sequence[Any], token_label: Callable[[int], str], *, title: str = "") -> Figure:
     """The beam-search tree: one node per running beam at (step, rank), an edge from each beam to its parent.
 
     Args:
@@ -132,8 +142,9 @@ class _Nodes:
         self.hover.append(hover)
         self.symbol.append(symbol)
 
-    def trace(self, name: str, color: str) -> go.Scatter:
-        return go.Scatter(
+    def trace(self, name: str, color: str) -> dict:
+        return trace(
+            "scatter",
             x=self.x,
             y=self.y,
             mode="markers+text",
@@ -193,11 +204,13 @@ def _best_path(steps: list[Any], ended: dict[tuple[int, ...], Point]) -> list[tu
     return path
 
 
-def _edge_trace(edges: list[tuple[Point, Point]], color: str, width: float, name: str) -> go.Scatter:
+def _edge_trace(edges: list[tuple[Point, Point]], color: str, width: float, name: str) -> dict:
     """All edges as one line trace (segments separated by None)."""
     xs: list[float | None] = []
     ys: list[float | None] = []
     for (x0, y0), (x1, y1) in edges:
         xs += [x0, x1, None]
         ys += [y0, y1, None]
-    return go.Scatter(x=xs, y=ys, mode="lines", line={"color": color, "width": width}, name=name, hoverinfo="skip")
+    return trace(
+        "scatter", x=xs, y=ys, mode="lines", line={"color": color, "width": width}, name=name, hoverinfo="skip"
+    )

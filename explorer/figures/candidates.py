@@ -6,19 +6,20 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import plotly.graph_objects as go
 
 from .base import (
     _TOP_LEGEND,
     ACCENT,
     BAR_COLOR,
     MUTED,
+    Figure,
     _as_array,
     _clamp,
     _figure,
     _row_index,
     axis_labels,
     escape_label,
+    trace,
 )
 
 
@@ -39,7 +40,7 @@ _CANDIDATE_AXES = {
 }
 
 
-def candidates_bar(tokens: Sequence[str], probs: Any, *, chosen: int | None = None, title: str = "") -> go.Figure:
+def candidates_bar(tokens: Sequence[str], probs: Any, *, chosen: int | None = None, title: str = "") -> Figure:
     """The top-k next-token candidates as horizontal bars, most probable at the top.
 
     Args:
@@ -54,7 +55,8 @@ def candidates_bar(tokens: Sequence[str], probs: Any, *, chosen: int | None = No
     chosen = _row_index(chosen, len(tokens), "chosen")
     order = [int(i) for i in np.argsort(-p, kind="stable")]
     labels = axis_labels(tokens)
-    bars = go.Bar(
+    bars = trace(
+        "bar",
         x=p[order],
         y=[labels[i] for i in order],
         orientation="h",
@@ -74,7 +76,7 @@ def compare_candidates(
     *,
     labels: tuple[str, str] = ("before", "after"),
     title: str = "",
-) -> go.Figure:
+) -> Figure:
     """Two next-token distributions over the same tokens as grouped horizontal bars (e.g. before and after
     silencing heads), ordered by the first distribution, most probable at the top.
 
@@ -90,7 +92,8 @@ def compare_candidates(
     order = [int(i) for i in np.argsort(-first, kind="stable")]
     y = axis_labels([tokens[i] for i in order])  # ranked as shown: 0 is the first condition's most probable
     bars = [
-        go.Bar(
+        trace(
+            "bar",
             x=values[order],
             y=y,
             orientation="h",

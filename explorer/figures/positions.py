@@ -8,18 +8,18 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import plotly.graph_objects as go
 
-from .base import _TOP_LEGEND, DIVERGING_COLORSCALE, _as_array, _figure, _title
+from .base import _TOP_LEGEND, DIVERGING_COLORSCALE, Figure, _as_array, _figure, _title, trace
 
 
-def positional_heatmap(table: Any, *, title: str = "", height: int = 420) -> go.Figure:
+def positional_heatmap(table: Any, *, title: str = "", height: int = 420) -> Figure:
     """A (P, d_model) positional-encoding table: position 0 at the top, dimensions across, colours fixed -1 … 1.
 
     Values outside -1 … 1 (learned encodings) take the end colours; hover shows the true value.
     """
     z = _as_array(table, 2, "table")
-    heatmap = go.Heatmap(
+    heatmap = trace(
+        "heatmap",
         z=z,
         zmin=-1.0,
         zmax=1.0,
@@ -36,7 +36,7 @@ def positional_heatmap(table: Any, *, title: str = "", height: int = 420) -> go.
     )
 
 
-def positional_curves(table: Any, dims: Sequence[int], *, title: str = "", height: int = 320) -> go.Figure:
+def positional_curves(table: Any, dims: Sequence[int], *, title: str = "", height: int = 320) -> Figure:
     """The values of the chosen dimensions (columns of a (P, d_model) table) as one line each over position."""
     values = _as_array(table, 2, "table")
     n_positions, d_model = values.shape
@@ -48,7 +48,8 @@ def positional_curves(table: Any, dims: Sequence[int], *, title: str = "", heigh
         raise ValueError(f"dims {bad} out of range for d_model={d_model}")
     positions = np.arange(n_positions, dtype=np.int32)
     lines = [
-        go.Scatter(
+        trace(
+            "scatter",
             x=positions,
             y=values[:, d],
             mode="lines",
@@ -68,7 +69,7 @@ def positional_curves(table: Any, dims: Sequence[int], *, title: str = "", heigh
     )
 
 
-def position_similarity(table: Any, *, metric: str = "cosine", title: str = "", height: int = 420) -> go.Figure:
+def position_similarity(table: Any, *, metric: str = "cosine", title: str = "", height: int = 420) -> Figure:
     """How alike the encodings of every pair of positions are: a (P, P) matrix.
 
     Args:
@@ -86,7 +87,8 @@ def position_similarity(table: Any, *, metric: str = "cosine", title: str = "", 
         limit, bar_title = float(np.abs(matrix).max()) or 1.0, "dot product"
     else:
         raise ValueError(f"metric must be 'cosine' or 'dot', got {metric!r}")
-    heatmap = go.Heatmap(
+    heatmap = trace(
+        "heatmap",
         z=matrix.astype(np.float32),
         zmin=-limit,
         zmax=limit,

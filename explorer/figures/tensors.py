@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import plotly.graph_objects as go
 
 from .attention import _ACCENT_RGB, _weights_rgb
 from .base import (
     ACCENT,
     DIVERGING_COLORSCALE,
+    Figure,
     _as_array,
     _colour_table,
     _figure,
@@ -133,7 +133,7 @@ _BLOCK_H, _BLOCK_GAP, _BLOCK_W = 0.8, 0.45, 3.4
 def architecture_diagram(
     encoder: Sequence[Block], decoder: Sequence[Block], *, selected: str = "", n_encoder: int = 1,
     n_decoder: int = 1, title: str = "",
-) -> go.Figure:  # fmt: skip
+) -> Figure:  # fmt: skip
     """The paper's Figure 1 drawn from blocks: the encoder on the left, the decoder on the right, each bottom to
     top, the repeated layers framed with "N×", arrows between the blocks, and the `selected` block filled in the
     accent colour. Blocks outside the stacks (embeddings first, the output last) sit below and above the frame."""
