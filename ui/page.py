@@ -15,7 +15,7 @@ from typing import Any
 import gradio as gr
 from gradio.components import Component
 
-from explorer import Explorer, ExplorerError, ModelRegistry
+from explorer import Explorer, ExplorerError, ModelRegistry, cache
 from explorer.render import presented
 
 from . import (
@@ -202,6 +202,11 @@ class Page:
         return run_gpu(handler)
 
 
+def cache_stats() -> dict[str, float]:
+    """The counters of the cache every user shares (`explorer.cache.SHARED`): hits, misses, entries, megabytes."""
+    return cache.SHARED.stats()
+
+
 def build_demo(registry: ModelRegistry) -> gr.Blocks:
     """The whole page: the introduction, the sentence and decoding panels, the tabs, and the `/translate` API."""
     return build_page(registry).demo
@@ -218,4 +223,5 @@ def build_page(registry: ModelRegistry) -> Page:
             panel.wire()
         page.wire_tabs()
         gr.api(run_gpu(api.make_translate(registry)), api_name="translate")
+        gr.api(cache_stats, api_name="cache_stats", api_visibility="undocumented")
     return page

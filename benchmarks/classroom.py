@@ -1,0 +1,485 @@
+"""The classroom benchmark: a class of simulated students on one app server, each thinking between clicks.
+
+    python -m benchmarks.classroom                          # 30 students, 3 s think time, 120 s
+    python -m benchmarks.classroom --students 60            # a bigger class
+    python -m benchmarks.classroom --quick                  # 6 students for 20 s (the test suite runs this)
+    python -m benchmarks.classroom --url http://127.0.0.1:8080/ --pid 123 --pid 124   # servers already running
+
+The app runs in its own process (`python app.py`, as a teacher starts it), or already runs at `--url` (several
+processes behind a load balancer, say; `--pid` names them, for their CPU and memory). Each student speaks the
+page's own protocol, as the browser does: it joins the queue with one of the page's events (found by the
+components' `elem_id`s in the page's `/config`), with the values of every control, and reads the answer from the
+event stream. So every student has a session and an explorer of its own on the server, and costs the server
+exactly what a browser would; the students are asyncio tasks of one process, so they cost this machine little.
+
+A student waits a think time before each action (exponential, mean `--think` seconds), then does one of these,
+in these proportions (`MIX`): Step 40%; Back 8%; a view setting (layer, head or attention family) 14%; switching
+the causal mask 5%; opening a tab (Attention, Inside a step, the Walkthrough, Masks and heads, Beam search,
+Positions) 12%; Run 6%; Reset 5%; a new sentence, of either built-in model (en-de, numbers-de), 10%. Step at the
+end of a translation resets instead, and Back at its start steps instead.
+
+Every answer is checked against what the same actions give one user alone (computed in this process beforehand,
+with the same code the server runs): the output so far after every action, the Inside a step text when that tab
+opens, and the Walkthrough's first section when that one opens. A wrong answer (crossed sessions, a stale view),
+an error message or a failed request counts as an error.
+
+Reported, per kind of action: requests, errors, p50 and p95 latency (from joining the queue to the last message);
+for the whole class: requests a second, the server's CPU time per request (from `/proc/<pid>/stat`), the
+students' own CPU (they share this machine), the server's resident memory over time, and the hit rate of the
+server's shared cache (`explorer.cache`). Before the class comes in, one student alone does the same mix without
+thinking (`--calibrate` actions): that gives the server's CPU time *per kind of action* (under load, the actions
+run at once and their CPU cannot be told apart).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import os
+import random
+import statistics
+import time
+import uuid
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from .app_bench import App, percentile
+
+ROOT = Path(__file__).resolve().parent.parent
+SENTENCES = {
+    "en-de": [
+        "The children play in the park after school every day.",
+        "Where is the train station?",
+        "My sister reads a book in the garden.",
+        "Can you help me, please?",
+        "We are going to the cinema tonight.",
+    ],
+    "numbers-de": ["twenty-one", "ninety-seven", "three hundred and forty-two"],
+}
+MIX = {"step": 40, "back": 8, "view": 14, "mask": 5, "tab": 12, "run": 6, "reset": 5, "sentence": 10}
+TABS = ("attention", "inside", "walkthrough", "masks", "beam", "positions")
+FAMILIES = ("encoder", "decoder_self", "cross")
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+ANSWER_TIMEOUT_S = 120
+IDLE_S = 5.0
+
+
+# ---- what one user alone sees -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Expected:
+    """For one sentence and one setting of the causal mask (which changes the decoding: with it off, every step
+    computes the prefix again, seeing the future), after k steps: the output so far, the Inside a step text (its
+    default stage) and the Walkthrough's first section."""
+
+    outputs: list[str]  # k = 0 … the end
+    inside: list[str]
+    tokens: list[str]
+
+    @property
+    def n_steps(self) -> int:
+        return len(self.outputs) - 1
+
+
+def expected_answers() -> dict[tuple[str, str, bool], Expected]:
+    """Every sentence stepped through by one user, with the causal mask on and off, in this process, with the code
+    the server runs."""
+    from explorer import Explorer, ExplorerState, ModelRegistry, inside, walkthrough
+
+    registry = ModelRegistry(ROOT / "checkpoints")
+    answers = {}
+    for model, sentences in SENTENCES.items():
+        for sentence, causal in itertools.product(sentences, (True, False)):
+            explorer = Explorer(registry, ExplorerState(model=model, source=sentence, causal_mask=causal))
+            seen = Expected([], [], [])
+            while True:
+                seen.outputs.append(explorer.views().output_text)
+                seen.inside.append(inside.stage_view(explorer)[1])
+                seen.tokens.append(walkthrough.tour(explorer)[0].text)
+                if explorer.at_end:
+                    break
+                explorer.step()
+            answers[(model, sentence, causal)] = seen
+    return answers
+
+
+# ---- the page's protocol ------------------------------------------------------------------------------------------
+
+
+async def answer_of(http: httpx.AsyncClient, url: str, session: str, dependency: dict, data: list) -> list:
+    """What the browser does for an event: join the queue with the inputs' values `data` in the session `session`,
+    then read the session's event stream until the event completes; the data of its last message (for a Run, the
+    last of the messages it streams)."""
+    trigger = dependency["targets"][0][0] if dependency["targets"] else None
+    body = {"data": data, "event_data": None, "fn_index": dependency["id"], "trigger_id": trigger,
+            "session_hash": session}  # fmt: skip
+    joined = await http.post(f"{url}gradio_api/queue/join", json=body)
+    joined.raise_for_status()
+    event_id = joined.json()["event_id"]
+    async with http.stream("GET", f"{url}gradio_api/queue/data", params={"session_hash": session}) as stream:
+        async for line in stream.aiter_lines():
+            if not line.startswith("data:"):
+                continue
+            message = json.loads(line[5:])
+            if message.get("event_id") != event_id or message["msg"] != "process_completed":
+                continue
+            if not message.get("success", False):
+                raise RuntimeError(str(message.get("output", {}).get("error") or message)[:300])
+            return message["output"]["data"]
+    raise RuntimeError("the event stream ended without an answer")
+
+
+class PageEvents:
+    """The page's events by the `elem_id` of the component that triggers them, from the page's `/config`."""
+
+    def __init__(self, config: dict):
+        self.components = {c["id"]: c for c in config["components"]}
+        self.by_trigger: dict[tuple[str, str], dict] = {}
+        for dependency in config["dependencies"]:
+            if not dependency.get("backend_fn"):
+                continue  # a script of the browser's own
+            for target, trigger in dependency["targets"]:
+                if target not in self.components:
+                    continue  # the page's load event
+                props = self.components.get(target, {}).get("props", {})
+                name = props.get("elem_id") or (props.get("id") if self.components[target]["type"] == "tabitem" else "")
+                if name:
+                    self.by_trigger[(name, trigger)] = dependency
+        self.by_api = {d["api_name"]: d for d in config["dependencies"] if d.get("api_name")}
+
+    def event(self, name: str, trigger: str) -> dict:
+        return self.by_trigger[(name, trigger)]
+
+    def elem_id(self, component_id: int) -> str:
+        return self.components[component_id]["props"].get("elem_id") or ""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What one student has set on the page, as the controls send it (`ui.settings.Settings`)."""
+
+    model: str
+    source: str
+    causal_mask: bool = True
+    family: str = "cross"
+    layer: int = 0
+    head: str = "average"
+
+    def value(self, name: str) -> Any:
+        defaults = {"strategy": "greedy", "temperature": 1.0, "top_k": 0, "top_p": 1.0, "seed": 0, "beam_width": 4,
+                    "max_output_tokens": 64, "padding_mask": True, "positions": True, "pad_to": 0, "silenced": [],
+                    "view": "heatmap", "presentation": False, "stage": "decoder.self_attention", "stage_layer": 0,
+                    "stage_head": 0, "stage_position": 0}  # fmt: skip
+        return getattr(self, name) if name in self.__dataclass_fields__ else defaults[name]
+
+
+@dataclass
+class Tally:
+    """What the class did: latencies and errors by kind of action, and the server's CPU by kind (`calibrate`)."""
+
+    latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    cpu: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    errors: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    first_errors: list[str] = field(default_factory=list)
+
+    def error(self, kind: str, problem: str) -> None:
+        self.errors[kind] += 1
+        if len(self.first_errors) < 8:
+            self.first_errors.append(f"{kind}: {problem}")
+
+
+class Student:
+    """One student: a session on the server, settings, a place in a translation, and a seeded choice of actions."""
+
+    def __init__(self, url: str, page: PageEvents, expected: dict, index: int, http: httpx.AsyncClient):
+        from ui.settings import Settings as PageSettings
+
+        self.url, self.page, self.expected, self.http = url, page, expected, http
+        self.names = PageSettings.names()
+        self.rng = random.Random(index)
+        self.session = uuid.uuid4().hex
+        model = self.rng.choice(list(SENTENCES))
+        self.settings = Settings(model, self.rng.choice(SENTENCES[model]))
+        self.k = 0  # steps taken
+        self.tab = "attention"
+
+    @property
+    def sentence(self) -> Expected:
+        return self.expected[(self.settings.model, self.settings.source, self.settings.causal_mask)]
+
+    async def call(self, dependency: dict) -> dict:
+        """Join the queue with `dependency` and the student's settings; its answer by the outputs' `elem_id`s."""
+        values = {name: self.settings.value(name) for name in self.names}
+        data = [None if self.page.components[i]["type"] == "state" else values[self.input_name(i)]
+                for i in dependency["inputs"]]  # fmt: skip
+        outputs = await answer_of(self.http, self.url, self.session, dependency, data)
+        return {self.page.elem_id(i): value for i, value in zip(dependency["outputs"], outputs, strict=True)}
+
+    def input_name(self, component_id: int) -> str:
+        """The setting a control holds: the page's inputs list the controls in the order of `Settings`."""
+        return self.control_names[component_id]
+
+    def learn_controls(self, dependency: dict) -> None:
+        """The settings' controls, from an event that takes them all (Step): the explorer, then `Settings`."""
+        controls = [i for i in dependency["inputs"] if self.page.components[i]["type"] != "state"]
+        self.control_names = dict(zip(controls, self.names, strict=True))
+
+    # ---- the actions ------------------------------------------------------------------------------------------
+
+    def choose(self) -> str:
+        kind = self.rng.choices(list(MIX), weights=list(MIX.values()))[0]
+        if kind == "step" and self.k >= self.sentence.n_steps:
+            return "reset"
+        if kind == "back" and self.k == 0:
+            return "step"
+        return kind
+
+    async def act(self, kind: str) -> dict:
+        """Do one action of `kind` (changing the student's settings and place first), and the answer."""
+        page, settings = self.page, self.settings
+        if kind == "step":
+            self.k += 1
+            return await self.call(page.event("step-btn", "click"))
+        if kind == "back":
+            self.k -= 1
+            return await self.call(page.event("back-btn", "click"))
+        if kind == "run":
+            self.k = self.sentence.n_steps
+            return await self.call(page.event("run-btn", "click"))
+        if kind == "reset":
+            self.k = 0
+            return await self.call(page.event("reset-btn", "click"))
+        if kind == "sentence":
+            model = self.rng.choice(list(SENTENCES))
+            self.settings, self.k = replace(settings, model=model, source=self.rng.choice(SENTENCES[model])), 0
+            self.settings = replace(self.settings, layer=0)  # a new model starts at its first layer
+            return await self.call(page.event("source-text", "submit"))
+        if kind == "mask":
+            self.settings = replace(settings, causal_mask=not settings.causal_mask)
+            self.k = min(self.k, self.sentence.n_steps)  # the choices so far, replayed under the new mask
+            return await self.call(page.event("causal-mask", "input"))
+        if kind == "view":
+            control = self.rng.choice(["attention-layer", "head", "attention-family"])
+            if control == "attention-layer":
+                self.settings = replace(settings, layer=1 - settings.layer)  # both built-in models have 2+ layers
+            elif control == "head":
+                self.settings = replace(settings, head=self.rng.choice(["average", "head 0", "head 1", "all heads"]))
+            else:
+                self.settings = replace(settings, family=self.rng.choice(FAMILIES))
+            return await self.call(page.event(control, "input"))
+        self.tab = self.rng.choice([tab for tab in TABS if tab != self.tab])
+        return await self.call(page.event(self.tab, "select"))
+
+    def check(self, kind: str, answer: dict) -> str | None:
+        """What is wrong with `answer`, if anything, against what one user alone sees."""
+        sentence, k = self.sentence, self.k
+        status = answer.get("status")
+        if isinstance(status, str) and status.strip():
+            return f"a message: {status[:120]!r}"
+        shown = answer.get("output-text")
+        if isinstance(shown, str) and shown != sentence.outputs[k]:
+            return f"the output after {k} steps is {shown!r}, alone {sentence.outputs[k]!r}"
+        if kind == "tab" and self.tab == "inside" and answer.get("inside-text") != sentence.inside[k]:
+            return f"Inside a step after {k} steps is not what one user sees"
+        if kind == "tab" and self.tab == "walkthrough" and answer.get("walkthrough-tokens") != sentence.tokens[k]:
+            return f"the walkthrough after {k} steps is not what one user sees"
+        return None
+
+    async def open_page(self) -> None:
+        """What the page does as it opens: the share panel's load event draws the first view."""
+        await self.call(self.page.event("source-text", "submit"))
+
+    async def attend(self, deadline: float, think_s: float, tally: Tally) -> None:
+        """Act until `deadline`, thinking before each action; each answer timed, checked and counted."""
+        await self.open_page()
+        while time.monotonic() < deadline:
+            if think_s:
+                await asyncio.sleep(min(self.rng.expovariate(1 / think_s), max(deadline - time.monotonic(), 0)))
+            if time.monotonic() >= deadline:
+                break
+            kind = self.choose()
+            started = time.perf_counter()
+            try:
+                answer = await asyncio.wait_for(self.act(kind), ANSWER_TIMEOUT_S)
+            except Exception as error:  # any failure is what a load test counts
+                tally.latencies[kind].append(time.perf_counter() - started)
+                tally.error(kind, f"{type(error).__name__}: {error}"[:200])
+                self.settings, self.k = Settings(self.settings.model, self.settings.source), 0
+                await self.call(self.page.event("reset-btn", "click"))  # start again from a known place
+                continue
+            tally.latencies[kind].append(time.perf_counter() - started)
+            problem = self.check(kind, answer)
+            if problem:
+                tally.error(kind, problem)
+
+
+# ---- the servers --------------------------------------------------------------------------------------------------
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User and system CPU time of the processes `pids` (all their threads), in seconds."""
+    total = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of the whole line)
+    return total / CLOCK_TICKS
+
+
+def resident_mb(pids: list[int]) -> float:
+    total = 0
+    for pid in pids:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                total += int(line.split()[1])
+    return round(total / 1024, 1)
+
+
+async def cache_stats(url: str, page: PageEvents, http: httpx.AsyncClient) -> dict | None:
+    """The server's shared cache counters (the page's `/cache_stats` endpoint), or None where there is none."""
+    dependency = page.by_api.get("cache_stats")
+    if dependency is None:
+        return None
+    return (await answer_of(http, url, uuid.uuid4().hex, dependency, []))[0]
+
+
+def summary(tally: Tally) -> dict[str, Any]:
+    kinds = {}
+    for kind in sorted(tally.latencies):
+        values = tally.latencies[kind]
+        row = {
+            "requests": len(values),
+            "errors": tally.errors.get(kind, 0),
+            "p50_ms": round(1000 * statistics.median(values), 1),
+            "p95_ms": round(1000 * percentile(values, 95), 1),
+        }
+        if tally.cpu.get(kind):
+            row["server_cpu_ms"] = round(1000 * statistics.fmean(tally.cpu[kind]), 1)
+        kinds[kind] = row
+    return kinds
+
+
+async def classroom(url: str, pids: list[int], *, students: int, seconds: float, think_s: float,
+                    calibrate: int, expected: dict) -> dict[str, Any]:  # fmt: skip
+    """One student alone (`calibrate` actions, no thinking), then the class for `seconds`."""
+    limits = httpx.Limits(max_connections=4 * students + 8, max_keepalive_connections=2 * students + 8)
+    async with httpx.AsyncClient(timeout=httpx.Timeout(ANSWER_TIMEOUT_S), limits=limits) as http:
+        page = PageEvents((await http.get(f"{url}config")).json())
+        step = page.event("step-btn", "click")
+
+        def student(index: int) -> Student:
+            made = Student(url, page, expected, index, http)
+            made.learn_controls(step)
+            return made
+
+        alone = Tally()
+        if calibrate:
+            solo = student(10_000)
+            await solo.open_page()
+            for _ in range(calibrate):
+                kind = solo.choose()
+                before, started = cpu_seconds(pids), time.perf_counter()
+                answer = await solo.act(kind)
+                alone.latencies[kind].append(time.perf_counter() - started)
+                alone.cpu[kind].append(cpu_seconds(pids) - before)
+                problem = solo.check(kind, answer)
+                if problem:
+                    alone.error(kind, problem)
+        stats_before = await cache_stats(url, page, http)
+        idle_before = cpu_seconds(pids)
+        await asyncio.sleep(IDLE_S)  # what the server spends with nothing to do (its queue's and streams' upkeep)
+        idle_cpu_per_s = (cpu_seconds(pids) - idle_before) / IDLE_S
+
+        tally = Tally()
+        class_ = [student(i) for i in range(students)]
+        memory = [(0.0, resident_mb(pids))]
+        cpu_before, client_before, started = cpu_seconds(pids), time.process_time(), time.monotonic()
+        deadline = started + seconds
+        tasks = [asyncio.create_task(s.attend(deadline, think_s, tally)) for s in class_]
+        while not all(task.done() for task in tasks) and time.monotonic() < deadline + ANSWER_TIMEOUT_S:
+            await asyncio.sleep(1.0)
+            if time.monotonic() - started >= memory[-1][0] + seconds / 12:
+                memory.append((round(time.monotonic() - started, 1), resident_mb(pids)))
+        for task in tasks:
+            if not task.done():
+                task.cancel()
+                tally.error("class", "a student was still waiting for an answer long after the end")
+        elapsed = time.monotonic() - started
+        server_cpu, client_cpu = cpu_seconds(pids) - cpu_before, time.process_time() - client_before
+        stats_after = await cache_stats(url, page, http)
+
+    requests = sum(len(values) for values in tally.latencies.values())
+    hits = misses = None
+    if stats_before and stats_after:
+        hits = stats_after["hits"] - stats_before["hits"]
+        misses = stats_after["misses"] - stats_before["misses"]
+    return {
+        "students": students,
+        "think_s": think_s,
+        "seconds": round(elapsed, 1),
+        "requests": requests,
+        "requests_per_s": round(requests / elapsed, 2),
+        "errors": sum(tally.errors.values()),
+        "first_errors": tally.first_errors,
+        "actions": summary(tally),
+        "server_cpu_ms_per_request": round(1000 * server_cpu / max(requests, 1), 1),
+        "server_idle_cpu_ms_per_s": round(1000 * idle_cpu_per_s, 1),  # measured before the class, nobody acting
+        "server_cpu_share": round(server_cpu / elapsed / (os.cpu_count() or 1), 3),  # of the whole machine
+        "students_cpu_ms_per_request": round(1000 * client_cpu / max(requests, 1), 1),
+        "memory_mb": memory,  # (seconds into the class, resident MiB of the server processes)
+        "cache": {
+            "hits": hits,
+            "misses": misses,
+            "hit_rate": round(hits / (hits + misses), 3) if hits is not None and hits + misses else None,
+            "after": stats_after,
+        },
+        "alone": {"actions": summary(alone), "errors": sum(alone.errors.values()), "first_errors": alone.first_errors},
+    }
+
+
+def run(*, students: int, seconds: float, think_s: float, calibrate: int, url: str | None = None,
+        pids: list[int] | None = None) -> dict[str, Any]:  # fmt: skip
+    """The benchmark: start the app unless `url` is given, and return the numbers."""
+    expected = expected_answers()
+    app = None
+    if url is None:
+        app = App()
+        ready_s = app.start()
+        url, pids = app.url, [app.process.pid]
+    try:
+        result = asyncio.run(classroom(url, pids or [], students=students, seconds=seconds, think_s=think_s,
+                                       calibrate=calibrate, expected=expected))  # fmt: skip
+    finally:
+        if app is not None:
+            app.close()
+    if app is not None:
+        result["ready_s"] = round(ready_s, 2)
+    return result
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.classroom", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--students", type=int, default=30)
+    parser.add_argument("--seconds", type=float, default=120)
+    parser.add_argument("--think", type=float, default=3.0, help="mean think time before each action, seconds")
+    parser.add_argument("--calibrate", type=int, default=300, help="actions of one student alone, for CPU per kind")
+    parser.add_argument("--quick", action="store_true", help="6 students for 20 s, 60 actions alone")
+    parser.add_argument("--url", help="a server already running (then --pid names its processes)")
+    parser.add_argument("--pid", type=int, action="append", default=[], help="a server process, for CPU and memory")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.students, args.seconds, args.calibrate = 6, 20, 60
+    url = args.url if args.url is None or args.url.endswith("/") else args.url + "/"
+    result = run(students=args.students, seconds=args.seconds, think_s=args.think, calibrate=args.calibrate,
+                 url=url, pids=args.pid)  # fmt: skip
+    print(json.dumps(result, indent=2, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()
