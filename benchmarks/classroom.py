@@ -258,8 +258,8 @@ class Student:
             return await self.call(page.event("reset-btn", "click"))
         if kind == "sentence":
             model = self.rng.choice(list(SENTENCES))
-            self.settings, self.k = replace(settings, model=model, source=self.rng.choice(SENTENCES[model])), 0
-            self.settings = replace(self.settings, layer=0)  # a new model starts at its first layer
+            source = self.rng.choice([s for s in SENTENCES[model] if s != settings.source])
+            self.settings, self.k = replace(settings, model=model, source=source, layer=0), 0
             return await self.call(page.event("source-text", "submit"))
         if kind == "mask":
             self.settings = replace(settings, causal_mask=not settings.causal_mask)

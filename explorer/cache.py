@@ -13,8 +13,10 @@ Every value in it is shared by every user who asks for the same key: it must nev
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
@@ -95,6 +97,21 @@ class SharedCache:
                 "mb": round(self.bytes / 2**20, 2),
                 "max_mb": round(self.max_bytes / 2**20, 2),
             }
+
+
+_identities: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+_next_identity = itertools.count()
+_identity_lock = threading.Lock()
+
+
+def identity(model: Any) -> int:
+    """A number for `model` that no other object is ever given, for the keys of the cache: two models of the same
+    name (a model loaded again, or two registries) are different computations, and `id()` is reused once an object
+    is gone."""
+    with _identity_lock:
+        if model not in _identities:
+            _identities[model] = next(_next_identity)
+        return _identities[model]
 
 
 SHARED = SharedCache(int(float(os.environ.get("EXPLORER_CACHE_MB", 128)) * 2**20))

@@ -24,7 +24,7 @@ from transformer.worked import (
 )
 
 from . import figures
-from .cache import SHARED
+from .cache import SHARED, identity
 from .figures import Block, TensorPanel
 from .session import Explorer
 from .state import STAGES
@@ -100,7 +100,7 @@ def worked_step(explorer: Explorer) -> WorkedStep:
     source = explorer.source_ids()
     switches = {"causal_mask_on": state.causal_mask, "padding_mask_on": state.padding_mask,
                 "silenced": state.silenced, "use_positions": state.positions}  # fmt: skip
-    key = ("worked", state.model, tuple(source), tuple(target), chosen, tuple(switches.items()))
+    key = ("worked", identity(model), tuple(source), tuple(target), chosen, tuple(switches.items()))
     return SHARED.get(key, lambda: work_through(model, source, target, chosen=chosen, **switches))
 
 

@@ -25,13 +25,13 @@ HEAD_AVERAGE, ALL_HEADS = "average", "all heads"
 
 
 def presented(values: dict, state: ExplorerState) -> dict:
-    """`values` (anything, keyed by anything), with the type of the figures among them enlarged in the
-    presentation layout."""
-    if state.presentation:
-        for value in values.values():
-            if isinstance(value, figures.Figure):
-                figures.enlarged(value)
-    return values
+    """`values` (anything, keyed by anything), with the figures among them enlarged in the presentation layout (as
+    new figures: a figure may be shared by several users, `explorer.cache`)."""
+    if not state.presentation:
+        return values
+    return {
+        key: figures.enlarged(value) if isinstance(value, figures.Figure) else value for key, value in values.items()
+    }
 
 
 def head_choices(n_heads: int) -> list[str]:

@@ -22,7 +22,7 @@ from transformer.checkpoint import Checkpoint
 from transformer.decoding import Candidate, Decoding, Step
 from transformer.model import validate_heads
 
-from .cache import SHARED
+from .cache import SHARED, identity
 from .registry import ModelRegistry
 from .state import VIEW_DEFAULTS, VIEW_ONLY, ExplorerError, ExplorerState
 
@@ -195,7 +195,7 @@ class Explorer:
         if self.finished and output and output[-1] == config.eos_id:
             target_in = target_in[:-1]  # nothing is predicted after </s>: its row would show nothing new
         switches = (state.causal_mask, state.padding_mask, state.silenced, state.positions)
-        key = ("forward", state.model, tuple(src), tuple(target_in), switches)
+        key = ("forward", identity(checkpoint.model), tuple(src), tuple(target_in), switches)
         forward = SHARED.get(key, lambda: self._forward(src, target_in))
         candidates = self.decoding.upcoming()
         views = Views(

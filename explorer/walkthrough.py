@@ -18,8 +18,10 @@ from dataclasses import dataclass
 from transformer.worked import WorkedStep
 
 from . import figures, inside, render
+from .cache import SHARED, identity
 from .figures import TensorPanel
 from .session import Explorer
+from .state import VIEW_DEFAULTS
 
 
 @dataclass(frozen=True)
@@ -128,8 +130,16 @@ def link(explorer: Explorer, key: str) -> Link:
     return links(thread(explorer))[key]
 
 
-def tour(explorer: Explorer, worked: WorkedStep | None = None) -> list[Section]:
-    """Every section, in order, for the explorer's current step."""
+def tour(explorer: Explorer, worked: WorkedStep | None = None) -> tuple[Section, ...]:
+    """Every section, in order, for the explorer's current step; shared by every user at the same step of the
+    same sentence with the same settings (`cache.SHARED`: the sections are never changed, their figures included)."""
+    model = identity(explorer.checkpoint.model)
+    key = ("tour", model, explorer.state.replace(**VIEW_DEFAULTS))  # what the tour depends on: not the view chosen
+    return SHARED.get(key, lambda: written_tour(explorer, worked))
+
+
+def written_tour(explorer: Explorer, worked: WorkedStep | None = None) -> tuple[Section, ...]:
+    """`tour`, written now."""
     t = thread(explorer, worked)
     made = {
         "tokens": tokens_section, "embedding": embedding_section, "scores": scores_section,
@@ -141,7 +151,7 @@ def tour(explorer: Explorer, worked: WorkedStep | None = None) -> list[Section]:
     for kind in SECTIONS:
         text, tensors, plot = made[kind.key](explorer, t)
         sections.append(Section(kind, f"### {kind.heading}\n{text}", led[kind.key], tensors, plot))
-    return sections
+    return tuple(sections)
 
 
 # ---- the sections: each returns (Markdown, HTML or None, figure or None) ------------------------------------

@@ -556,7 +556,8 @@ def test_enlarged_figures_have_larger_type_and_room_for_it():
     figure = figures.attention_grid(np.full((2, 3, 3), 1 / 3), list("abc"), list("abc"), title="t")
     height, title_size = figure.layout.height, figure.layout.title.font.size
     panel_title, ticks = figure.layout.annotations[0].font.size, figure.layout.xaxis.tickfont.size
-    figures.enlarged(figure, by=1.5)
+    figure, original = figures.enlarged(figure, by=1.5), figure
+    assert original.layout.height == height  # a copy: the figure itself may be shared by several users
     assert figure.layout.height == round(height * 1.5) and figure.layout.title.font.size == round(title_size * 1.5)
     assert figure.layout.font.size == 18 and figure.layout.annotations[0].font.size == round(panel_title * 1.5)
     assert figure.layout.xaxis.tickfont.size == round(ticks * 1.5)
@@ -604,14 +605,13 @@ def test_every_figure_is_sent_exactly_as_plotly_would_send_it(presentation):
 
     for name, figure in every_kind_of_figure().items():
         if presentation:
-            figures.enlarged(figure)
+            figure = figures.enlarged(figure)
         checked = go.Figure(figure.to_dict())
         assert json.loads(figure.to_json()) == json.loads(checked.to_json()), name
 
 
 def test_a_figure_owns_its_structure_so_enlarging_one_changes_no_other():
-    first = figures.candidates_bar(["▁a"], [1.0])
-    figures.enlarged(first)
+    first = figures.enlarged(figures.candidates_bar(["▁a"], [1.0]))
     second = figures.candidates_bar(["▁a"], [1.0])
     assert first.layout.font.size > second.layout.font.size
     assert second.layout.xaxis.title == {"text": "probability"}  # the shared axis constants are unchanged

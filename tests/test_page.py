@@ -137,3 +137,25 @@ def test_size_of_counts_tensors_strings_and_what_dataclasses_hold():
     assert size_of(torch.zeros(10, dtype=torch.float32)) == 40 + 64
     assert size_of("abc") == 3 + 64
     assert size_of((torch.zeros(2), ["xy"])) == 64 + (8 + 64) + (64 + 2 + 64)
+
+
+def test_the_walkthrough_is_written_once_for_every_user_at_the_same_step_and_never_enlarged_in_place(monkeypatch):
+    from explorer import walkthrough as tour_of
+    from explorer.render import presented
+
+    registry = ModelRegistry(CHECKPOINTS)
+    shared = SharedCache(64 * 2**20)
+    for module in ("explorer.session", "explorer.inside", "explorer.walkthrough"):
+        monkeypatch.setattr(f"{module}.SHARED", shared)
+    state = ExplorerState(model="numbers-de", source="ninety-seven")
+    first, second = Explorer(registry, state), Explorer(registry, state.replace(layer=1, tab="walkthrough"))
+    for explorer in (first, second):
+        explorer.step()
+    sections = tour_of.tour(first)
+    assert tour_of.tour(second) is sections  # a view setting changes nothing the tour says
+    second.update(causal_mask=False)
+    assert tour_of.tour(second) is not sections  # … a switch does
+    plot = next(section.plot for section in sections if section.plot is not None)
+    height = plot.layout.height
+    shown = presented({"plot": plot}, state.replace(presentation=True))["plot"]
+    assert shown.layout.height > height and plot.layout.height == height  # the shared figure is left as it was

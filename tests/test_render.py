@@ -199,8 +199,9 @@ def test_figures_grow_only_in_the_presentation_layout(explorer):
     views = explorer.views()
     plain, large = (render.attention_figure(views, explorer.state) for _ in range(2))
     assert render.presented({"plot": plain}, explorer.state)["plot"].layout.font.size == 12
-    render.presented({"plot": large, "text": "unchanged"}, explorer.state.replace(presentation=True))
-    assert large.layout.font.size > 12 and large.layout.height > plain.layout.height
+    shown = render.presented({"plot": large, "text": "unchanged"}, explorer.state.replace(presentation=True))
+    assert shown["plot"].layout.font.size > 12 and shown["plot"].layout.height > plain.layout.height
+    assert shown["text"] == "unchanged" and large.layout.font.size == 12  # a new figure: the original may be shared
 
 
 def test_a_state_names_its_attention_view_and_layout_and_a_link_keeps_them():

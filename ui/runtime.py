@@ -19,6 +19,13 @@ from gradio.blocks import Block, postprocess_update_dict
 
 from explorer import Explorer
 
+# Gradio's queue keeps the last 10,000 events for its monitoring page, and after *every* event it builds a pandas
+# table of all of them to summarise their times: under a class that was the largest single cost of an event (16% of
+# the server's time in a profile at 30 students, and growing with every event kept). The page has no use for the
+# summary: it is made once every thousand events, of the last thousand. (Read when the queue is made, in `launch`.)
+os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
+os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", "1000")
+
 QUICK_CONCURRENCY = int(os.environ.get("EXPLORER_QUICK_CONCURRENCY", 2))
 LONG_CONCURRENCY = int(os.environ.get("EXPLORER_LONG_CONCURRENCY", 1))
 RUN_BUDGET_S = float(os.environ.get("EXPLORER_RUN_BUDGET_S", 30))

@@ -219,8 +219,9 @@ ENLARGED_MIN_HEIGHT = 320  # a heatmap of two rows keeps a plot taller than its 
 
 
 def enlarged(figure: Figure, by: float = 1.4) -> Figure:
-    """`figure` with every text `by` times larger (the presentation layout: readable from the back of a room), and
-    as much taller, so that the larger labels leave the plot its room."""
+    """A copy of `figure` with every text `by` times larger (the presentation layout: readable from the back of a
+    room), and as much taller, so that the larger labels leave the plot its room."""
+    figure = Figure(figure.data, figure.layout)
     layout = figure.layout
     grow = lambda size, default: round((size or default) * by)  # noqa: E731
     if layout.height:
