@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from . import figures
+from .cache import SHARED
 from .session import Explorer, Views, shuffle_words
 from .state import ExplorerError, ExplorerState
 
@@ -180,14 +181,21 @@ def alignment_figure(views: Views, state: ExplorerState) -> figures.Figure:
 
 
 def attention_thumbnails(views: Views, state: ExplorerState) -> str:
-    """Every layer and head of the selected family as thumbnails (HTML); the one shown large is outlined."""
+    """Every layer and head of the selected family as thumbnails (HTML); the one shown large is outlined. The same
+    for every user who looks at the same maps alike (`cache.SHARED`)."""
     family = state.family
     _, _, current = _axes_of(views, family)
     shown = (state.layer, state.head) if state.view == "heatmap" and state.head is not None else None
-    return figures.attention_thumbnails_html(
-        _family_maps(views, family).numpy(), masked=masked_cells(views, state, family), highlight_query=current,
-        selected=shown, what=FAMILY_NAMES[family],
-    )  # fmt: skip
+
+    def drawn() -> str:
+        return figures.attention_thumbnails_html(
+            _family_maps(views, family).numpy(), masked=masked_cells(views, state, family), highlight_query=current,
+            selected=shown, what=FAMILY_NAMES[family],
+        )  # fmt: skip
+
+    if views.key is None:
+        return drawn()
+    return SHARED.get(("thumbnails", views.key, family, shown), drawn)
 
 
 WORD_START_NOTE = "`▁` marks a piece that starts a word."

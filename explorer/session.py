@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 import threading
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
 
 import torch
@@ -44,6 +44,7 @@ class Views:
     source_padding: list[bool] = field(default_factory=list)  # which source positions are padding
     steps: tuple[Step, ...] = field(default=())
     end_token: str = "</s>"  # the piece that ends a translation
+    key: Hashable = None  # what the attention maps were computed from (`cache.SHARED`'s key of the forward pass)
 
 
 @dataclass(frozen=True)
@@ -212,6 +213,7 @@ class Explorer:
             source_padding=[i == config.pad_id for i in src],
             steps=self.decoding.steps,
             end_token=tokenizer.target_piece(config.eos_id),
+            key=key,
         )
         self._views = (shown, views)
         return views
