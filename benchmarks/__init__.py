@@ -1,2 +1,3 @@
 """Measurements, side by side: the library against transformers (`bench`), the app in Chromium (`app_bench`) and
-many simultaneous users (`loadtest`). Run `python -m benchmarks.bench` for the whole report, BENCHMARKS.md."""
+a whole class of students on one server (`classroom`). Run `python -m benchmarks.bench` for the whole report,
+BENCHMARKS.md, and `python -m benchmarks.classroom` for the class."""

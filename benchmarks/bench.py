@@ -688,6 +688,9 @@ def write_markdown(results: dict, path: Path) -> str:
     app = results.get("app")
     if app:
         out += ["", "## 6, 7. The app", ""] + app_markdown(app)
+    classroom = results.get("classroom")
+    if classroom:  # measured apart (python -m benchmarks.classroom), written up in docs/classroom.md
+        out += ["", classroom.strip()]
     notes = results.get("notes")
     if notes:
         out += ["", "## What limits the numbers", "", notes.strip()]
@@ -763,6 +766,9 @@ def main(argv: list[str] | None = None) -> None:
     notes = args.notes or (None if args.quick else ROOT / "docs" / "benchmark-notes.md")
     if notes and notes.exists():
         results["notes"] = notes.read_text(encoding="utf-8")
+    classroom = ROOT / "docs" / "classroom.md"
+    if not args.quick and classroom.exists():
+        results["classroom"] = classroom.read_text(encoding="utf-8")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
     out = args.out or (None if args.quick else ROOT / "BENCHMARKS.md")

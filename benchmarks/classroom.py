@@ -44,6 +44,7 @@ import time
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 from pathlib import Path
 from typing import Any
 
@@ -113,17 +114,28 @@ def expected_answers() -> dict[tuple[str, str, bool], Expected]:
 # ---- the page's protocol ------------------------------------------------------------------------------------------
 
 
-async def answer_of(http: httpx.AsyncClient, url: str, session: str, dependency: dict, data: list) -> list:
+async def page_cookies(http: httpx.AsyncClient, url: str) -> dict[str, str]:
+    """Load the page as a browser does; the cookies it comes with, as the header that sends them back (behind a
+    load balancer, they keep a browser's requests on one server: `deploy/nginx.conf`)."""
+    loaded = await http.get(url)
+    loaded.raise_for_status()
+    cookies = "; ".join(f"{name}={value}" for name, value in loaded.cookies.items())
+    return {"Cookie": cookies} if cookies else {}
+
+
+async def answer_of(http: httpx.AsyncClient, url: str, session: str, dependency: dict, data: list,
+                    headers: dict[str, str] | None = None) -> list:  # fmt: skip
     """What the browser does for an event: join the queue with the inputs' values `data` in the session `session`,
     then read the session's event stream until the event completes; the data of its last message (for a Run, the
-    last of the messages it streams)."""
+    last of the messages it streams). `headers`: the browser's cookie, which keeps it on one server of several."""
     trigger = dependency["targets"][0][0] if dependency["targets"] else None
     body = {"data": data, "event_data": None, "fn_index": dependency["id"], "trigger_id": trigger,
             "session_hash": session}  # fmt: skip
-    joined = await http.post(f"{url}gradio_api/queue/join", json=body)
+    joined = await http.post(f"{url}gradio_api/queue/join", json=body, headers=headers)
     joined.raise_for_status()
     event_id = joined.json()["event_id"]
-    async with http.stream("GET", f"{url}gradio_api/queue/data", params={"session_hash": session}) as stream:
+    params = {"session_hash": session}
+    async with http.stream("GET", f"{url}gradio_api/queue/data", params=params, headers=headers) as stream:
         async for line in stream.aiter_lines():
             if not line.startswith("data:"):
                 continue
@@ -209,6 +221,7 @@ class Student:
         self.settings = Settings(model, self.rng.choice(SENTENCES[model]))
         self.k = 0  # steps taken
         self.tab = "attention"
+        self.headers: dict[str, str] = {}  # the cookies the page was served with, sent back with every request
 
     @property
     def sentence(self) -> Expected:
@@ -219,7 +232,7 @@ class Student:
         values = {name: self.settings.value(name) for name in self.names}
         data = [None if self.page.components[i]["type"] == "state" else values[self.input_name(i)]
                 for i in dependency["inputs"]]  # fmt: skip
-        outputs = await answer_of(self.http, self.url, self.session, dependency, data)
+        outputs = await answer_of(self.http, self.url, self.session, dependency, data, self.headers)
         return {self.page.elem_id(i): value for i, value in zip(dependency["outputs"], outputs, strict=True)}
 
     def input_name(self, component_id: int) -> str:
@@ -293,7 +306,9 @@ class Student:
         return None
 
     async def open_page(self) -> None:
-        """What the page does as it opens: the share panel's load event draws the first view."""
+        """What a browser does as it opens the page: load it (keeping the cookies it comes with: behind a load
+        balancer, they keep the student on one server), then draw the first view."""
+        self.headers = await page_cookies(self.http, self.url)
         await self.call(self.page.event("source-text", "submit"))
 
     async def attend(self, deadline: float, think_s: float, tally: Tally) -> None:
@@ -341,12 +356,13 @@ def resident_mb(pids: list[int]) -> float:
     return round(total / 1024, 1)
 
 
-async def cache_stats(url: str, page: PageEvents, http: httpx.AsyncClient) -> dict | None:
-    """The server's shared cache counters (the page's `/cache_stats` endpoint), or None where there is none."""
+async def cache_stats(url: str, page: PageEvents, http: httpx.AsyncClient, headers: dict[str, str]) -> dict | None:
+    """The server's shared cache counters (the page's `/cache_stats` endpoint), or None where there is none. Behind
+    a load balancer, those of the server that `headers` (a browser's cookies) lead to."""
     dependency = page.by_api.get("cache_stats")
     if dependency is None:
         return None
-    return (await answer_of(http, url, uuid.uuid4().hex, dependency, []))[0]
+    return (await answer_of(http, url, uuid.uuid4().hex, dependency, [], headers))[0]
 
 
 def summary(tally: Tally) -> dict[str, Any]:
@@ -369,7 +385,10 @@ async def classroom(url: str, pids: list[int], *, students: int, seconds: float,
                     calibrate: int, expected: dict) -> dict[str, Any]:  # fmt: skip
     """One student alone (`calibrate` actions, no thinking), then the class for `seconds`."""
     limits = httpx.Limits(max_connections=4 * students + 8, max_keepalive_connections=2 * students + 8)
-    async with httpx.AsyncClient(timeout=httpx.Timeout(ANSWER_TIMEOUT_S), limits=limits) as http:
+    # The students share one client, but not its cookies: each sends its own (`Student.open_page`), and the client
+    # keeps none (a shared jar would give every student the first one's, and one server behind a load balancer).
+    no_cookies = CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
+    async with httpx.AsyncClient(timeout=httpx.Timeout(ANSWER_TIMEOUT_S), limits=limits, cookies=no_cookies) as http:
         page = PageEvents((await http.get(f"{url}config")).json())
         step = page.event("step-btn", "click")
 
@@ -391,7 +410,8 @@ async def classroom(url: str, pids: list[int], *, students: int, seconds: float,
                 problem = solo.check(kind, answer)
                 if problem:
                     alone.error(kind, problem)
-        stats_before = await cache_stats(url, page, http)
+        observer = await page_cookies(http, url)  # one browser, so that both readings are of one server
+        stats_before = await cache_stats(url, page, http, observer)
         idle_before = cpu_seconds(pids)
         await asyncio.sleep(IDLE_S)  # what the server spends with nothing to do (its queue's and streams' upkeep)
         idle_cpu_per_s = (cpu_seconds(pids) - idle_before) / IDLE_S
@@ -412,7 +432,7 @@ async def classroom(url: str, pids: list[int], *, students: int, seconds: float,
                 tally.error("class", "a student was still waiting for an answer long after the end")
         elapsed = time.monotonic() - started
         server_cpu, client_cpu = cpu_seconds(pids) - cpu_before, time.process_time() - client_before
-        stats_after = await cache_stats(url, page, http)
+        stats_after = await cache_stats(url, page, http, observer)
 
     requests = sum(len(values) for values in tally.latencies.values())
     hits = misses = None

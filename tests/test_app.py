@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from concurrent.futures import ThreadPoolExecutor
 
 import gradio as gr
@@ -9,8 +10,18 @@ import pytest
 from gradio_client import Client
 
 import app
-from benchmarks.loadtest import OUTPUT, STATUS
 from ui.page import TABS
+
+
+def sent_index(elem_id: str) -> int:
+    """Where the answer of the page's events, as gradio_client returns it, holds the component `elem_id`: the
+    events list the same outputs, and a State is not sent to clients."""
+    step = next(fn for fn in app.demo.fns.values() if fn.api_name == "step")
+    sent = [block for block in step.outputs if not isinstance(block, gr.State)]
+    return next(i for i, block in enumerate(sent) if block.elem_id == elem_id)
+
+
+STATUS, OUTPUT = sent_index("status"), sent_index("output-text")
 
 
 @pytest.fixture(scope="module")
@@ -115,10 +126,18 @@ def test_a_session_keeps_one_copy_of_each_component_however_many_events(client):
     assert set(held.config_values) <= set(page)
 
 
-def test_the_step_answer_holds_the_message_and_the_output_where_clients_read_them():
-    step = next(fn for fn in app.demo.fns.values() if fn.api_name == "step")
-    sent = [block for block in step.outputs if not isinstance(block, gr.State)]  # a State is not sent to clients
-    assert sent[STATUS].elem_id == "status" and sent[OUTPUT].elem_id == "output-text"
+def test_a_move_lists_the_views_and_a_change_of_settings_the_controls_too():
+    """Clients find the message and the output by their place in the answer (`sent_index`): Step, Back and Run
+    list the same outputs, the views only; Reset and a new sentence list them too, in the same places, and after
+    them the controls a setting changes (the layer's range, the model's examples)."""
+    fns = {fn.api_name: fn for fn in app.demo.fns.values() if fn.api_name in ("step", "back", "run", "reset", "apply")}
+    moves, changes = [fns["step"], fns["back"], fns["run"]], [fns["reset"], fns["apply"]]
+    assert all(fn.outputs == moves[0].outputs for fn in moves) and changes[0].outputs == changes[1].outputs
+    ids = {block.elem_id for block in moves[0].outputs}
+    assert {"status", "output-text", "attention-plot", "inside-text", "source-pieces"} <= ids
+    assert not ids & {"attention-layer", "head", "inside-layer", "silenced-heads", "examples", "model-select"}
+    assert changes[0].outputs[: len(moves[0].outputs)] == moves[0].outputs
+    assert {"attention-layer", "examples"} <= {block.elem_id for block in changes[0].outputs}
 
 
 def test_opening_a_tab_before_any_action_gives_gradio_an_answer():
@@ -161,3 +180,16 @@ def test_skipped_outputs_are_answered_as_gradio_answers_them_without_building_co
     assert len(ours) == len(theirs) == len(step.outputs)
     for mine, gradios in zip(ours[1:], theirs[1:], strict=True):  # (the explorer itself is a State: not sent)
         assert mine == gradios
+
+
+def test_the_queue_of_the_page_looks_for_events_every_few_milliseconds_not_every_one(client):
+    """`ui.runtime.Blocks.queue` sets an attribute of Gradio's queue (written against Gradio 6.31): if Gradio renames
+    it, this fails, rather than the page silently spinning again."""
+    from gradio.queueing import Queue
+
+    import ui.runtime
+
+    queue = app.demo._queue
+    assert isinstance(queue, Queue) and queue.sleep_when_free == ui.runtime.QUEUE_POLL_S
+    assert "sleep_when_free" in Queue.start_processing.__code__.co_names  # still the attribute its loop reads
+    assert os.environ["GRADIO_ANALYTICS_CACHE_FREQUENCY"] == "1000" and queue.ANAYLTICS_CACHE_FREQUENCY == 1000

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import loadtest
+from benchmarks import classroom
 from explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry
 from ui.settings import RESTORED, Settings, restored_values, settle
 
@@ -25,8 +25,9 @@ def test_the_values_arrive_in_the_order_of_the_fields():
     settings = Settings.from_values(PAGE_DEFAULTS)
     assert settings.model == "numbers-de" and settings.head == "average" and settings.silenced == []
     assert len(Settings.names()) == len(PAGE_DEFAULTS)
-    # the load test calls the page's endpoints with its own settings object: the same order
-    assert loadtest.Settings("numbers-de", "twenty-one").values() == list(PAGE_DEFAULTS)
+    # the classroom benchmark sends the page's events its own settings, by name: the page's defaults
+    student = classroom.Settings("numbers-de", "twenty-one")
+    assert [student.value(name) for name in Settings.names()] == list(PAGE_DEFAULTS)
 
 
 def test_the_controls_values_become_state_fields():

@@ -85,11 +85,11 @@ class Panel(Base):
         page = self.page
         moves = {"step": (self.step_btn, self.step), "back": (self.back_btn, lambda e: e.back())}
         for name, (button, act) in moves.items():
-            button.click(page.action(act, moves=True), page.inputs, page.outputs, api_name=name,
+            button.click(page.action(act, moves=True), page.inputs, page.moving_outputs, api_name=name,
                          api_visibility="undocumented", **QUICK)  # fmt: skip
         self.reset_btn.click(page.action(lambda e: e.reset()), page.inputs, page.outputs, api_name="reset",
                              api_visibility="undocumented", **QUICK)  # fmt: skip
-        run_event = self.run_btn.click(run_gpu(self.run), page.inputs, page.outputs, api_name="run",
+        run_event = self.run_btn.click(run_gpu(self.run), page.inputs, page.moving_outputs, api_name="run",
                                        api_visibility="undocumented", show_progress="minimal",
                                        concurrency_id="long", concurrency_limit=runtime.LONG_CONCURRENCY)  # fmt: skip
         self.stop_btn.click(None, None, None, cancels=[run_event], api_visibility="private")
@@ -98,9 +98,9 @@ class Panel(Base):
         presentation.change(lambda on: gr.Accordion(open=not on), presentation, self.settings_box,
                             api_visibility="private", queue=False)  # fmt: skip
         self.force_choice.input(self.force_candidate, [page.explorer, self.force_choice, *page.inputs[1:]],
-                                page.outputs, **QUICK)  # fmt: skip
-        self.force_text.submit(self.force_typed, [page.explorer, self.force_text, *page.inputs[1:]], page.outputs,
-                               **QUICK)  # fmt: skip
+                                page.moving_outputs, **QUICK)  # fmt: skip
+        self.force_text.submit(self.force_typed, [page.explorer, self.force_text, *page.inputs[1:]],
+                               page.moving_outputs, **QUICK)  # fmt: skip
 
     @staticmethod
     def step(explorer: Explorer) -> str:
@@ -140,6 +140,6 @@ class Panel(Base):
                 yield {page.explorer: explorer, self.status: "Running…", self.output_text: text}
             with explorer.lock:
                 final = page.refreshed(explorer, message, light=light)
-            yield final
+            yield page.moved(final)
         except ExplorerError as error:
-            yield page.refreshed(explorer if isinstance(explorer, Explorer) else None, str(error))
+            yield page.moved(page.refreshed(explorer if isinstance(explorer, Explorer) else None, str(error)))

@@ -83,9 +83,17 @@ class Page:
 
     @property
     def outputs(self) -> list[Component]:
-        """What an action redraws: the user's explorer, every panel's outputs and every panel's controls."""
-        drawn = [component for panel in self.panels for component in (*panel.outputs, *panel.controls)]
-        return [self.explorer, *dict.fromkeys(drawn)]
+        """What a change of the settings may redraw: `moving_outputs` (in the same places), then every panel's
+        controls."""
+        controls = [component for panel in self.panels for component in panel.controls]
+        return list(dict.fromkeys([*self.moving_outputs, *controls]))
+
+    @property
+    def moving_outputs(self) -> list[Component]:
+        """What a move through the decoding (Step, Back, Run, forcing) may redraw: the user's explorer and every
+        panel's outputs, not the controls (a move changes no setting). Fewer outputs, less work for every message,
+        in the server and in the browser."""
+        return [self.explorer, *(component for panel in self.panels for component in panel.outputs)]
 
     def settled(self, explorer: Explorer | None, values: tuple) -> tuple[Explorer, str]:
         """The user's explorer with the settings whose values are `values` (in the order of `Settings`), and a
@@ -161,11 +169,17 @@ class Page:
                     updates = self.refreshed(explorer, act(explorer) or note, light=light)
                     if note:  # the sentence changed: the text box shows the new one
                         updates[self.controls["source"]] = explorer.state.source
-                    return updates
             except ExplorerError as error:
-                return self.refreshed(explorer if isinstance(explorer, Explorer) else None, str(error))
+                updates = self.refreshed(explorer if isinstance(explorer, Explorer) else None, str(error))
+            return self.moved(updates) if moves else updates
 
         return run_gpu(handler)
+
+    def moved(self, updates: dict[Component, Any]) -> dict[Component, Any]:
+        """`updates` for an event of `moving_outputs`: a setting that reached the server with a move (changed a
+        moment before the click, its own event still on its way) leaves the controls as the user set them."""
+        allowed = set(self.moving_outputs)
+        return {component: value for component, value in updates.items() if component in allowed}
 
     def on_input(self, *components: Component) -> None:
         """When the user changes one of `components`: apply the settings and redraw. A change made while the last

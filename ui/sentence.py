@@ -42,20 +42,19 @@ class Panel(Base):
             sample_labels=[label for _, label in examples], elem_id="examples",
         )  # fmt: skip
         self.pieces = gr.HTML(elem_id="source-pieces")
-        self.outputs = [
-            self.pieces,
-            self.examples,
-            self.model,
-            self.about,
-            self.source,
-        ]  # the source: only when a model cannot read it
+        self.outputs = [self.pieces]  # with a move too: a sentence typed and not yet sent goes with the Step
+        self.controls = [self.examples, self.model, self.about, self.source]  # the source: for a model that
+        # cannot read it (`Page.action`)
 
     def refresh(self, frame: Refresh) -> dict[Component, Any]:
         if frame.light:  # the sentence and the model did not change
             return {}
+        return {self.pieces: render.source_chips(frame.explorer)}
+
+    def sync(self, frame: Refresh) -> dict[Component, Any]:
+        """The model's examples and description, for the model in use."""
         examples = self.page.registry.examples(frame.state.model)
         return {
-            self.pieces: render.source_chips(frame.explorer),
             self.examples: gr.update(
                 samples=[[sentence] for sentence, _ in examples], sample_labels=[label for _, label in examples]
             ),

@@ -1,0 +1,29 @@
+"""The classroom benchmark in a quick mode: simulated students speaking the page's own protocol to the real app.
+
+Every answer is checked against what the same actions give one user alone, so crossed sessions and stale views
+count as errors."""
+
+from __future__ import annotations
+
+from benchmarks import classroom
+
+
+def test_a_small_class_gets_exactly_what_each_student_would_get_alone():
+    report = classroom.run(students=4, seconds=12, think_s=0.3, calibrate=40)
+    assert report["errors"] == 0, report["first_errors"]
+    assert report["alone"]["errors"] == 0, report["alone"]["first_errors"]
+    assert report["requests"] >= 30
+    assert {"step", "view", "tab"} <= set(report["actions"])  # the most frequent kinds, at least
+    assert all(row["server_cpu_ms"] > 0 for row in report["alone"]["actions"].values())
+    assert report["cache"]["after"]["entries"] > 0  # the server's shared cache, read through /cache_stats
+    memory = report["memory_mb"]  # (seconds, MiB) from the start of the class to its end
+    assert len(memory) >= 3 and memory[-1][1] - memory[0][1] < 200
+
+
+def test_the_student_sends_every_control_of_the_page_in_its_order():
+    from ui.settings import Settings
+
+    student = classroom.Settings("en-de", "Where is the train station?", causal_mask=False, layer=1)
+    values = [student.value(name) for name in Settings.names()]
+    page = Settings(*values)
+    assert (page.model, page.causal_mask, page.layer, page.stage) == ("en-de", False, 1, "decoder.self_attention")

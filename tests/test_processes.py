@@ -1,0 +1,86 @@
+"""Several app processes behind a load balancer (docs/deployment.md): a user's view is rebuilt from its state alone.
+
+A share link carries the whole state, so a link made on one process opens the very same view on another. Two real
+app processes, in headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from benchmarks.app_bench import CHROMIUM_ARGS, App
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+if not Path(CHROMIUM).exists():
+    pytest.skip("Debian's chromium is not installed (.ci/run installs it)", allow_module_level=True)
+playwright = pytest.importorskip("playwright.sync_api")
+
+# What a view is, read from the page: the sentence and its pieces, the output, the message, the open tab, the
+# attention family, and the data and titles of the attention heatmap and of the candidates.
+VIEW_JS = """() => {
+    const text = (selector) => document.querySelector(selector)?.innerText ?? null;
+    const plot = (selector) => {
+        const gd = document.querySelector(`${selector} .js-plotly-plot`);
+        return gd ? JSON.stringify({data: gd.data, title: gd.layout.title}) : null;
+    };
+    return {
+        source: document.querySelector('#source-text textarea').value,
+        pieces: text('#source-pieces'),
+        output: document.querySelector('#output-text textarea').value,
+        status: text('#status'),
+        tab: document.querySelector('#views [role=tab][aria-selected=true]')?.innerText ?? null,
+        family: document.querySelector('#attention-family input:checked')?.value ?? null,
+        heatmap: plot('#attention-plot'),
+        candidates: plot('#candidates-plot'),
+    };
+}"""
+
+
+@pytest.fixture(scope="module")
+def two_apps():
+    apps = [App(), App()]
+    try:
+        with ThreadPoolExecutor(2) as pool:
+            list(pool.map(App.start, apps))
+        yield apps
+    finally:
+        for app in apps:
+            app.close()
+
+
+def test_a_share_link_made_on_one_process_opens_the_same_view_on_another(two_apps):
+    first, second = two_apps
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 1200})
+        page.set_default_timeout(30_000)
+        page.goto(first.url)
+        page.wait_for_selector("#attention-plot .js-plotly-plot")
+        for _ in range(2):
+            before = page.locator("#output-text textarea").input_value()
+            page.locator("#step-btn").click()
+            page.wait_for_function("b => document.querySelector('#output-text textarea').value !== b", arg=before)
+        page.locator("#attention-family label", has_text="encoder self-attention").click()
+        page.wait_for_function("() => document.querySelector('#attention-plot .gtitle')?.textContent"
+                               ".startsWith('encoder')")  # fmt: skip
+        page.wait_for_timeout(500)  # the last answer settles (the link follows every action)
+        made = page.evaluate(VIEW_JS)
+        page.get_by_role("tab", name="Share").click()  # the link (the tab it opens is the one before: Attention)
+        link = page.locator("#share-link a").first.get_attribute("href")
+        assert link.startswith("?state=")
+
+        other = browser.new_page(viewport={"width": 1280, "height": 1200})
+        other.set_default_timeout(30_000)
+        other.goto(second.url + link)
+        other.wait_for_function("() => document.querySelector('#attention-plot .gtitle')?.textContent"
+                                ".startsWith('encoder')")  # fmt: skip
+        other.wait_for_timeout(500)
+        opened = other.evaluate(VIEW_JS)
+        browser.close()
+    assert made["output"] and made["family"] == "encoder"
+    assert json.loads(made["heatmap"])["data"]  # a heatmap was drawn, and compared below
+    assert opened == made
