@@ -33,9 +33,9 @@ def limit_malloc_arenas(arenas: int = 2) -> None:
 
 limit_malloc_arenas()
 # One thread per request by default: a class sends many requests at once, and the built-in models are small. With two
-# threads a request took as long (a Step's handler 18 ms either way) but cost twice the CPU (37 ms against 18 ms),
-# the second core spinning; that core serves another student instead. TORCH_NUM_THREADS=2 for one user with a large
-# model.
+# threads a Step was no faster and cost more CPU (the classroom benchmark, one student alone: 23.2 against 17.3 ms of
+# server CPU, 22.5 against 17.8 ms to the answer; docs/classroom/), the second core spinning; that core serves another
+# student instead. TORCH_NUM_THREADS=2 for one user with a large model.
 torch.set_num_threads(int(os.environ.get("TORCH_NUM_THREADS", 1)))
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"  # a GPU Space (ZeroGPU included) runs the models there
 

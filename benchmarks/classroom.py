@@ -50,6 +50,8 @@ from typing import Any
 
 import httpx
 
+from ui.settings import Settings as PageSettings
+
 from .app_bench import App, percentile
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -165,6 +167,9 @@ class PageEvents:
                 if name:
                     self.by_trigger[(name, trigger)] = dependency
         self.by_api = {d["api_name"]: d for d in config["dependencies"] if d.get("api_name")}
+        # The controls, by the setting each holds: Step takes them all, after the explorer, in the order of `Settings`.
+        controls = [i for i in self.event("step-btn", "click")["inputs"] if self.components[i]["type"] != "state"]
+        self.setting_of = dict(zip(controls, PageSettings.names(), strict=True))
 
     def event(self, name: str, trigger: str) -> dict:
         return self.by_trigger[(name, trigger)]
@@ -185,11 +190,15 @@ class Settings:
     head: str = "average"
 
     def value(self, name: str) -> Any:
-        defaults = {"strategy": "greedy", "temperature": 1.0, "top_k": 0, "top_p": 1.0, "seed": 0, "beam_width": 4,
-                    "max_output_tokens": 64, "padding_mask": True, "positions": True, "pad_to": 0, "silenced": [],
-                    "view": "heatmap", "presentation": False, "stage": "decoder.self_attention", "stage_layer": 0,
-                    "stage_head": 0, "stage_position": 0}  # fmt: skip
-        return getattr(self, name) if name in self.__dataclass_fields__ else defaults[name]
+        """The value of the control of the setting `name`: the student's own, or the page's default."""
+        return getattr(self, name) if name in self.__dataclass_fields__ else PAGE_DEFAULTS[name]
+
+
+# What the other controls hold when the page opens (`ui.settings.Settings`; tests/test_ui_settings.py checks them).
+PAGE_DEFAULTS = {"strategy": "greedy", "temperature": 1.0, "top_k": 0, "top_p": 1.0, "seed": 0, "beam_width": 4,
+                 "max_output_tokens": 64, "padding_mask": True, "positions": True, "pad_to": 0, "silenced": [],
+                 "view": "heatmap", "presentation": False, "stage": "decoder.self_attention", "stage_layer": 0,
+                 "stage_head": 0, "stage_position": 0}  # fmt: skip
 
 
 @dataclass
@@ -211,10 +220,7 @@ class Student:
     """One student: a session on the server, settings, a place in a translation, and a seeded choice of actions."""
 
     def __init__(self, url: str, page: PageEvents, expected: dict, index: int, http: httpx.AsyncClient):
-        from ui.settings import Settings as PageSettings
-
         self.url, self.page, self.expected, self.http = url, page, expected, http
-        self.names = PageSettings.names()
         self.rng = random.Random(index)
         self.session = uuid.uuid4().hex
         model = self.rng.choice(list(SENTENCES))
@@ -228,21 +234,12 @@ class Student:
         return self.expected[(self.settings.model, self.settings.source, self.settings.causal_mask)]
 
     async def call(self, dependency: dict) -> dict:
-        """Join the queue with `dependency` and the student's settings; its answer by the outputs' `elem_id`s."""
-        values = {name: self.settings.value(name) for name in self.names}
-        data = [None if self.page.components[i]["type"] == "state" else values[self.input_name(i)]
-                for i in dependency["inputs"]]  # fmt: skip
+        """Join the queue with `dependency` and the student's settings (None for the explorer, a gr.State, which the
+        server keeps); its answer by the outputs' `elem_id`s."""
+        setting_of = self.page.setting_of
+        data = [self.settings.value(setting_of[i]) if i in setting_of else None for i in dependency["inputs"]]
         outputs = await answer_of(self.http, self.url, self.session, dependency, data, self.headers)
         return {self.page.elem_id(i): value for i, value in zip(dependency["outputs"], outputs, strict=True)}
-
-    def input_name(self, component_id: int) -> str:
-        """The setting a control holds: the page's inputs list the controls in the order of `Settings`."""
-        return self.control_names[component_id]
-
-    def learn_controls(self, dependency: dict) -> None:
-        """The settings' controls, from an event that takes them all (Step): the explorer, then `Settings`."""
-        controls = [i for i in dependency["inputs"] if self.page.components[i]["type"] != "state"]
-        self.control_names = dict(zip(controls, self.names, strict=True))
 
     # ---- the actions ------------------------------------------------------------------------------------------
 
@@ -390,16 +387,10 @@ async def classroom(url: str, pids: list[int], *, students: int, seconds: float,
     no_cookies = CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
     async with httpx.AsyncClient(timeout=httpx.Timeout(ANSWER_TIMEOUT_S), limits=limits, cookies=no_cookies) as http:
         page = PageEvents((await http.get(f"{url}config")).json())
-        step = page.event("step-btn", "click")
-
-        def student(index: int) -> Student:
-            made = Student(url, page, expected, index, http)
-            made.learn_controls(step)
-            return made
 
         alone = Tally()
         if calibrate:
-            solo = student(10_000)
+            solo = Student(url, page, expected, 10_000, http)
             await solo.open_page()
             for _ in range(calibrate):
                 kind = solo.choose()
@@ -417,7 +408,7 @@ async def classroom(url: str, pids: list[int], *, students: int, seconds: float,
         idle_cpu_per_s = (cpu_seconds(pids) - idle_before) / IDLE_S
 
         tally = Tally()
-        class_ = [student(i) for i in range(students)]
+        class_ = [Student(url, page, expected, i, http) for i in range(students)]
         memory = [(0.0, resident_mb(pids))]
         cpu_before, client_before, started = cpu_seconds(pids), time.process_time(), time.monotonic()
         deadline = started + seconds

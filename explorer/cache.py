@@ -80,11 +80,6 @@ class SharedCache:
                 self.bytes -= dropped
         return value
 
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-            self.bytes = self.hits = self.misses = 0
-
     def stats(self) -> dict[str, float]:
         """Hits, misses, the hit rate, the number of entries and the megabytes they hold."""
         with self._lock:

@@ -98,10 +98,11 @@ def worked_step(explorer: Explorer) -> WorkedStep:
         target = target[:-1]  # the step that wrote </s> is the last one there is
     chosen = explorer.decoding.output_ids[-1] if explorer.finished else None
     source = explorer.source_ids()
-    switches = {"causal_mask_on": state.causal_mask, "padding_mask_on": state.padding_mask,
-                "silenced": state.silenced, "use_positions": state.positions}  # fmt: skip
-    key = ("worked", identity(model), tuple(source), tuple(target), chosen, tuple(switches.items()))
-    return SHARED.get(key, lambda: work_through(model, source, target, chosen=chosen, **switches))
+    key = ("worked", identity(model), tuple(source), tuple(target), chosen, state.switches())
+    return SHARED.get(key, lambda: work_through(
+        model, source, target, causal_mask_on=state.causal_mask, padding_mask_on=state.padding_mask,
+        silenced=state.silenced, use_positions=state.positions, chosen=chosen,
+    ))  # fmt: skip
 
 
 def where(explorer: Explorer, worked: WorkedStep) -> Where:

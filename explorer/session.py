@@ -24,7 +24,7 @@ from transformer.model import validate_heads
 
 from .cache import SHARED, identity
 from .registry import ModelRegistry
-from .state import VIEW_DEFAULTS, VIEW_ONLY, ExplorerError, ExplorerState
+from .state import VIEW_ONLY, ExplorerError, ExplorerState
 
 
 @dataclass(frozen=True)
@@ -185,7 +185,7 @@ class Explorer:
         again for the same state (by several panels of one answer, or after a change of view only), it is the
         same `Views`; the forward pass itself is shared by every user who reads the same tokens alike
         (`cache.SHARED`)."""
-        shown = self.state.replace(**VIEW_DEFAULTS)  # what the views depend on: not the layer or tab chosen
+        shown = self.state.computed()  # what the views depend on: not the layer or tab chosen
         if self._views is not None and self._views[0] == shown:
             return self._views[1]
         checkpoint, state = self.checkpoint, self.state
@@ -195,8 +195,7 @@ class Explorer:
         target_in = [config.decoder_start_id, *output]
         if self.finished and output and output[-1] == config.eos_id:
             target_in = target_in[:-1]  # nothing is predicted after </s>: its row would show nothing new
-        switches = (state.causal_mask, state.padding_mask, state.silenced, state.positions)
-        key = ("forward", identity(checkpoint.model), tuple(src), tuple(target_in), switches)
+        key = ("forward", identity(checkpoint.model), tuple(src), tuple(target_in), state.switches())
         forward = SHARED.get(key, lambda: self._forward(src, target_in))
         candidates = self.decoding.upcoming()
         views = Views(

@@ -111,6 +111,11 @@ class ExplorerState:
     def replace(self, **changes) -> ExplorerState:
         return dataclasses.replace(self, **changes)
 
+    def computed(self) -> ExplorerState:
+        """This state with every view-only setting (`VIEW_ONLY`) at its default: what the computed views depend on,
+        and so the key of what is computed once for them."""
+        return self.replace(**VIEW_DEFAULTS)
+
     def strategy_object(self, length_penalty: float = 1.0) -> Strategy:
         """The decoding strategy; beam search ranks finished beams with the model's length penalty."""
         if self.strategy == "sampling":

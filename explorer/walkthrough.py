@@ -21,7 +21,6 @@ from . import figures, inside, render
 from .cache import SHARED, identity
 from .figures import TensorPanel
 from .session import Explorer
-from .state import VIEW_DEFAULTS
 
 
 @dataclass(frozen=True)
@@ -133,8 +132,7 @@ def link(explorer: Explorer, key: str) -> Link:
 def tour(explorer: Explorer, worked: WorkedStep | None = None) -> tuple[Section, ...]:
     """Every section, in order, for the explorer's current step; shared by every user at the same step of the
     same sentence with the same settings (`cache.SHARED`: the sections are never changed, their figures included)."""
-    model = identity(explorer.checkpoint.model)
-    key = ("tour", model, explorer.state.replace(**VIEW_DEFAULTS))  # what the tour depends on: not the view chosen
+    key = ("tour", identity(explorer.checkpoint.model), explorer.state.computed())  # not the view chosen
     return SHARED.get(key, lambda: written_tour(explorer, worked))
 
 

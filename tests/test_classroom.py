@@ -14,7 +14,8 @@ def test_a_small_class_gets_exactly_what_each_student_would_get_alone():
     assert report["alone"]["errors"] == 0, report["alone"]["first_errors"]
     assert report["requests"] >= 30
     assert {"step", "view", "tab"} <= set(report["actions"])  # the most frequent kinds, at least
-    assert all(row["server_cpu_ms"] > 0 for row in report["alone"]["actions"].values())
+    # the server's CPU per kind, read in clock ticks of 10 ms: a kind done once or twice may read 0, the whole not
+    assert sum(row["server_cpu_ms"] * row["requests"] for row in report["alone"]["actions"].values()) > 0
     assert report["cache"]["after"]["entries"] > 0  # the server's shared cache, read through /cache_stats
     memory = report["memory_mb"]  # (seconds, MiB) from the start of the class to its end
     assert len(memory) >= 3 and memory[-1][1] - memory[0][1] < 200

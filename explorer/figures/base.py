@@ -189,9 +189,6 @@ class Figure:
     def to_json(self) -> str:
         return to_json_plotly(self.to_dict())
 
-    def to_plotly_json(self) -> dict[str, Any]:  # what Plotly's own encoder asks of a figure
-        return self.to_dict()
-
 
 def trace(kind: str, **properties: Any) -> dict[str, Any]:
     """A trace of Plotly's `kind` ("heatmap", "bar", "scatter") with `properties`, as Plotly's JSON writes it."""
