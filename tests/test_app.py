@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import gradio as gr
@@ -193,3 +196,85 @@ def test_the_queue_of_the_page_looks_for_events_every_few_milliseconds_not_every
     assert isinstance(queue, Queue) and queue.sleep_when_free == ui.runtime.QUEUE_POLL_S
     assert "sleep_when_free" in Queue.start_processing.__code__.co_names  # still the attribute its loop reads
     assert os.environ["GRADIO_ANALYTICS_CACHE_FREQUENCY"] == "1000" and queue.ANAYLTICS_CACHE_FREQUENCY == 1000
+
+
+@pytest.fixture
+def slow_steps(monkeypatch):
+    """Every step of every explorer takes 30 ms, and is counted: a Run lasts long enough to be stopped."""
+    from explorer import Explorer
+
+    taken = []
+    step = Explorer.step
+
+    def slow(self, *args, **kwargs):
+        time.sleep(0.03)
+        taken.append(time.monotonic())
+        return step(self, *args, **kwargs)
+
+    monkeypatch.setattr(Explorer, "step", slow)
+    return taken
+
+
+RUN_SETTINGS = ["numbers-de", "three hundred and forty-two", "greedy", 1.0, 0, 1.0, 0, 4, 64, True, True, True, 0,
+                [], "cross", 0, "average", "heatmap", False, "decoder.self_attention", 0, 0, 0]  # fmt: skip
+
+
+def test_stop_halts_the_run_at_once_and_the_run_ends_drawing_that_step(client, slow_steps):
+    """Issue 22: after Stop the server decoded on, the message said "Running…" for ever, and Back made the output
+    longer. Now the Run halts before its next token, says so, and its last message draws the step it halted at."""
+    session = Client(client.src, verbose=False)
+    full = session.predict(*RUN_SETTINGS, api_name="/run")[OUTPUT]
+    n_full = len(slow_steps)
+    session.predict(*RUN_SETTINGS, api_name="/reset")
+    job = session.submit(*RUN_SETTINGS, api_name="/run")
+    while len(slow_steps) < n_full + 2:
+        time.sleep(0.005)
+    assert session.predict(api_name="/stop") == {"__type__": "update"}  # skipped: the Run draws the page itself
+    stopped = job.result()
+    halted_at = len(slow_steps)
+    time.sleep(0.3)
+    assert len(slow_steps) == halted_at  # not a step more after the Run's last message
+    match = re.fullmatch(r"Stopped after (\d+) tokens: .*", stopped[STATUS])
+    assert match and 2 <= int(match[1]) < n_full and full.startswith(stopped[OUTPUT]) and stopped[OUTPUT] != full
+    tokens = int(match[1])
+    backed = session.predict(*RUN_SETTINGS, api_name="/back")
+    assert len(slow_steps) == halted_at and "Stopped" not in backed[STATUS]
+    assert session.predict(api_name="/stop") == f"Nothing is running: the output has {tokens - 1} tokens."
+    finished = session.predict(*RUN_SETTINGS, api_name="/run")  # Run again goes on from there, to the end
+    assert finished[OUTPUT] == full and finished[STATUS] == ""
+
+
+def test_stop_pressed_while_the_run_waits_in_the_queue_stops_it_before_it_starts(client, slow_steps):
+    """Runs wait in their own queue (one at a time): a Stop for a waiting Run stops it before it steps."""
+    first, second = Client(client.src, verbose=False), Client(client.src, verbose=False)
+    for session in (first, second):
+        session.predict(*RUN_SETTINGS, api_name="/reset")
+    running = first.submit(*RUN_SETTINGS, api_name="/run")
+    while not slow_steps:
+        time.sleep(0.005)
+    waiting = second.submit(*RUN_SETTINGS, api_name="/run")
+    time.sleep(0.1)  # joined the queue behind the first
+    second.predict(api_name="/stop")
+    assert running.result()[OUTPUT] == "dreihundertzweiundvierzig"  # the other user's Run is not touched
+    stopped = waiting.result()
+    assert stopped[OUTPUT] == "" and stopped[STATUS].startswith("Stopped before it started: Stopped after 0 tokens")
+    assert second.predict(*RUN_SETTINGS, api_name="/run")[OUTPUT] == "dreihundertzweiundvierzig"  # the next one runs
+
+
+def test_a_run_whose_page_is_closed_stops_decoding(client, slow_steps):
+    """A tab closed mid-Run: gradio notices the closed event stream and stops asking the Run for more."""
+    import httpx
+
+    run = next(fn for fn in app.demo.fns.values() if fn.api_name == "run")
+    body = {"data": [None, *RUN_SETTINGS], "event_data": None, "fn_index": run._id, "trigger_id": None,
+            "session_hash": "closed-tab"}  # fmt: skip
+    with httpx.Client(base_url=client.src, timeout=10) as http:
+        http.post("gradio_api/queue/join", json=body).raise_for_status()
+        with http.stream("GET", "gradio_api/queue/data", params={"session_hash": "closed-tab"}) as stream:
+            for line in stream.iter_lines():
+                if line.startswith("data:") and json.loads(line[5:])["msg"] == "process_generating":
+                    break  # the first token: the tab closes
+    time.sleep(0.3)
+    after_close = len(slow_steps)
+    time.sleep(0.5)
+    assert len(slow_steps) == after_close < 8

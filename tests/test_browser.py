@@ -562,3 +562,61 @@ def test_markup_typed_by_a_user_is_shown_as_text_and_never_runs(page):
     )
     assert "<unk>" in ticks or "script" in ticks  # the axis labels carry the pieces as text
     shot(page, "injection")
+
+
+def opened(page, app_url: str, width: int = 1400, height: int = 1000):
+    """A new tab of the page at `width`×`height`, its first view drawn."""
+    fresh = page.context.browser.new_page(viewport={"width": width, "height": height})
+    fresh.set_default_timeout(30_000)
+    fresh.goto(app_url)
+    fresh.wait_for_selector("#attention-plot .js-plotly-plot")
+    return fresh
+
+
+HEATMAP_ROWS = "() => document.querySelector('#attention-plot .js-plotly-plot').data[0].y.length"
+LONG_SENTENCE = (
+    "The children played in the garden all afternoon while their parents cooked dinner, and when the sun went "
+    "down everyone sat together at the big table to eat and talk about the long day."
+)
+
+
+def test_stop_stops_and_leaves_the_page_true(page, app_url):
+    """Issue 22: positional encodings off, 128 tokens, Run then Stop. The message said "Running…" for ever, the
+    views stayed at the step before Run, and Back made the output longer: the server had decoded on. Now the page
+    shows the step where the server halted, every view drawn for it, and Back takes one token away."""
+    tab = opened(page, app_url)
+    source = tab.locator("#source-text textarea")
+    source.fill(LONG_SENTENCE)
+    source.press("Enter")
+    tab.wait_for_function("() => document.querySelector('#source-pieces').innerText.includes('afternoon')")
+    tab.get_by_role("tab", name="Positions").click()
+    tab.locator("#positions-toggle input").uncheck()
+    limit = tab.locator("#decoding-settings input[type=number]").first
+    limit.fill("128")
+    limit.press("Enter")
+    tab.wait_for_timeout(500)
+    tab.get_by_role("tab", name="Attention").click()
+    tab.locator("#reset-btn").click()
+    tab.wait_for_function(f"() => ({HEATMAP_ROWS})() === 1")
+    tab.locator("#run-btn").click()
+    wait_for_output_change(tab, "")
+    tab.locator("#stop-btn").click()
+    tab.wait_for_function("() => document.querySelector('#status').innerText.startsWith('Stopped after')")
+    stopped, status = output(tab), tab.locator("#status").inner_text()
+    tokens = int(re.match(r"Stopped after (\d+) tokens?", status)[1])
+    tab.wait_for_timeout(1_500)  # nothing comes after the Run's last message
+    assert output(tab) == stopped and tab.locator("#status").inner_text() == status
+    assert tab.evaluate(HEATMAP_ROWS) == tokens + 1  # the start token and every output token
+    assert tab.locator("#force-choice label").count() >= 2  # the candidates for the token after
+    tab.locator("#back-btn").click()
+    tab.wait_for_function(f"n => ({HEATMAP_ROWS})() === n", arg=tokens)
+    assert stopped.startswith(output(tab)) and "Stopped" not in tab.locator("#status").inner_text()
+    tab.locator("#stop-btn").click()  # nothing running: it says so, and the output stays
+    tab.wait_for_function("() => document.querySelector('#status').innerText.startsWith('Nothing is running')")
+    tab.locator("#run-btn").click()  # Run, Stop, and Run again at once: the second Run goes on to the end
+    tab.locator("#stop-btn").click()
+    tab.locator("#run-btn").click()
+    tab.wait_for_function("() => document.querySelector('#status').innerText.includes('length limit of 127 tokens')")
+    assert "reads at most 128 positions" in tab.locator("#status").inner_text()  # not the 128 asked for: why
+    shot(tab, "stopped")
+    tab.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import time
+import weakref
 from typing import Any
 
 import gradio as gr
@@ -18,6 +19,66 @@ from .panel import Refresh
 from .runtime import QUICK, lock_of, run_gpu
 
 TEXT_EVERY_S = 0.1  # a Run sends its text this often, at most (its first token at once)
+
+
+class Runs:
+    """Which Run may step each user's explorer: the one started last, until Stop.
+
+    A Run takes a ticket when it starts and steps only while its ticket is the explorer's current one. Stop takes the
+    ticket away (or, for a Run still waiting in the queue, stops it before it starts), and a new Run replaces it.
+    Every call is made holding the explorer's lock, and a Run looks at its ticket under that lock before each token:
+    once Stop has had the lock, the Run steps no more, and it ends its stream with the page drawn for that step.
+
+    Gradio's own cancel is not used: it stopped the page listening, not the server decoding, and the page, still
+    handling the Run's last messages after the cancel, went back to an older text ("Running…" for ever, and an
+    output shorter than the server's).
+    """
+
+    def __init__(self):
+        self._tickets: weakref.WeakKeyDictionary[Explorer, object] = weakref.WeakKeyDictionary()
+        self._stopped_early: weakref.WeakSet[Explorer] = weakref.WeakSet()  # stopped while its Run was queued
+
+    def start(self, explorer: Explorer) -> object | None:
+        """The new Run's ticket, or None when Stop was pressed while it waited in the queue."""
+        if explorer in self._stopped_early:
+            self._stopped_early.discard(explorer)
+            return None
+        ticket = self._tickets[explorer] = object()
+        return ticket
+
+    def may_step(self, explorer: Explorer, ticket: object) -> bool:
+        return self._tickets.get(explorer) is ticket
+
+    def end(self, explorer: Explorer, ticket: object) -> None:
+        if self.may_step(explorer, ticket):
+            del self._tickets[explorer]
+
+    def stop(self, explorer: Explorer, queued: bool) -> bool:
+        """Stop the explorer's Run, or the one waiting in the queue (`queued`); whether there was one."""
+        if self._tickets.pop(explorer, None) is not None:
+            return True
+        if queued:
+            self._stopped_early.add(explorer)
+        return queued
+
+
+RUNS = Runs()
+
+
+def stopped_message(tokens: int) -> str:
+    return f"Stopped after {tokens} token{'s' * (tokens != 1)}: Step, Run or Back go on from here."
+
+
+def limit_message(explorer: Explorer) -> str:
+    """Why the output ends where it does, when it is its length limit and not the model's choice: the end token is
+    put at the last place allowed (`transformer.decoding`), so an output cut short still looks finished."""
+    limit = explorer.decoding.max_new_tokens
+    if len(explorer.state.choices) < limit:
+        return ""
+    positions = explorer.checkpoint.model.config.max_positions
+    why = (f"the model reads at most {positions} positions" if limit < explorer.state.max_output_tokens
+           else "Max output tokens")  # fmt: skip
+    return f"The output reached its length limit of {limit} tokens ({why}), where it has to end."
 
 
 class Panel(Base):
@@ -60,10 +121,8 @@ class Panel(Base):
         self.outputs = [self.status, self.output_text, self.candidates, self.force_choice]
 
     def refresh(self, frame: Refresh) -> dict[Component, Any]:
-        state, views = frame.state, frame.views
-        message = frame.message
-        if not message and len(state.choices) >= state.max_output_tokens and not views.finished:
-            message = f"The output length limit ({state.max_output_tokens} tokens) is reached."
+        views = frame.views
+        message = frame.message or limit_message(frame.explorer)
         return {
             self.status: html.escape(message),
             self.output_text: views.output_text,
@@ -89,10 +148,13 @@ class Panel(Base):
                          api_visibility="undocumented", **QUICK)  # fmt: skip
         self.reset_btn.click(page.action(lambda e: e.reset()), page.inputs, page.outputs, api_name="reset",
                              api_visibility="undocumented", **QUICK)  # fmt: skip
-        run_event = self.run_btn.click(run_gpu(self.run), page.inputs, page.moving_outputs, api_name="run",
-                                       api_visibility="undocumented", show_progress="minimal",
-                                       concurrency_id="long", concurrency_limit=runtime.LONG_CONCURRENCY)  # fmt: skip
-        self.stop_btn.click(None, None, None, cancels=[run_event], api_visibility="private")
+        # Run pressed again before the last one has drawn its end runs after it ("always_last"; gradio's default
+        # drops the click).
+        self.run_btn.click(run_gpu(self.run), page.inputs, page.moving_outputs, api_name="run",
+                           api_visibility="undocumented", show_progress="minimal", trigger_mode="always_last",
+                           concurrency_id="long", concurrency_limit=runtime.LONG_CONCURRENCY)  # fmt: skip
+        self.stop_btn.click(self.stop, page.explorer, self.status, api_name="stop", api_visibility="undocumented",
+                            **QUICK)  # fmt: skip
         page.on_input(*self.settings.values())
         presentation = page.controls["presentation"]  # on: the settings fold away, off: they open again
         presentation.change(lambda on: gr.Accordion(open=not on), presentation, self.settings_box,
@@ -113,6 +175,16 @@ class Panel(Base):
     def force_typed(self, explorer, text, *values):
         return self.page.action(lambda e: e.force_text(text or ""), moves=True)(explorer, *values)
 
+    @staticmethod
+    def stop(explorer, request: gr.Request | None = None) -> Any:
+        """Stop the user's Run: the Run then ends its stream, drawing the page for the step where it halted."""
+        if not isinstance(explorer, Explorer):
+            return gr.skip()
+        with explorer.lock:
+            if RUNS.stop(explorer, queued=runtime.waiting(request, "run")):
+                return gr.skip()
+            return f"Nothing is running: the output has {len(explorer.state.choices)} tokens."
+
     def run(self, explorer, *values):
         """Step to the end, sending the text as it grows (the first token at once, then at most every
         `TEXT_EVERY_S`); the figures are drawn once, at the end (redrawing them for every token kept the browser a
@@ -124,9 +196,13 @@ class Panel(Base):
                 before = explorer.state if isinstance(explorer, Explorer) else None
                 explorer, _ = page.settled(explorer, values)
                 light = explorer.state == before
+                ticket = RUNS.start(explorer)
             started, message, sent = time.monotonic(), "", 0.0
-            while True:
-                with explorer.lock:  # per token, never across a yield: a cancelled Run holds no lock
+            while ticket is not None:
+                with explorer.lock:  # per token, never across a yield: a Run that is not resumed holds no lock
+                    if not RUNS.may_step(explorer, ticket):  # Stop, or a newer Run
+                        message = stopped_message(len(explorer.state.choices))
+                        break
                     if explorer.at_end:
                         break
                     if time.monotonic() - started > runtime.RUN_BUDGET_S:  # a shared machine: nobody holds it long
@@ -139,6 +215,10 @@ class Panel(Base):
                 sent = time.monotonic()
                 yield {page.explorer: explorer, self.status: "Running…", self.output_text: text}
             with explorer.lock:
+                if ticket is None:
+                    message = f"Stopped before it started: {stopped_message(len(explorer.state.choices))}"
+                else:
+                    RUNS.end(explorer, ticket)
                 final = page.refreshed(explorer, message, light=light)
             yield page.moved(final)
         except ExplorerError as error:
