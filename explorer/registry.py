@@ -125,6 +125,14 @@ class ModelRegistry:
             quality="Not measured by this project: its authors' scores are on its model card on the Hub.",
         )
 
+    def picker_label(self, name: str) -> str:
+        """The model's line in the picker: its label, and for a Hub model that is neither loaded nor in the local
+        cache, that choosing it downloads it."""
+        label = self.describe(name).label
+        if name in self.builtin or name in self._loaded or in_hub_cache(name, self.hub_cache):
+            return label
+        return f"{label} · downloads it: needs the internet"
+
     def examples(self, name: str) -> tuple[tuple[str, str], ...]:
         """(sentence, label) pairs of a model's example sentences: an untrained twin shares its model's, a Hub
         model gets en-de's. A built-in model's `examples.json` lists sentences it translates correctly and a few

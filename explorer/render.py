@@ -421,9 +421,23 @@ def table_code(text: str) -> str:
     return f"{fence}{pad}{cell}{pad}{fence}"
 
 
-def parse_dimensions(text: str) -> list[int]:
-    """ "0, 1, 10 11" -> [0, 1, 10, 11]; anything that is not a whole number is left out."""
-    return [int(x) for x in (text or "").replace(",", " ").split() if x.strip().lstrip("-").isdigit()]
+def chosen_dimensions(text: str, d_model: int) -> tuple[list[int], str]:
+    """The dimensions typed for the curves ("0, 1, 10 11" -> [0, 1, 10, 11]), and a note on what was left out and
+    why (not a whole number, or not a dimension of a `d_model`-wide encoding); none left: the default spread."""
+    words = (text or "").replace(",", " ").split()
+    numbers = [int(word) for word in words if word.lstrip("-").isdigit()]
+    dims = [x for x in numbers if 0 <= x < d_model]
+    problems = []
+    if not_numbers := [word for word in words if not word.lstrip("-").isdigit()]:
+        problems.append(f"{', '.join(f'“{word[:20]}”' for word in not_numbers[:5])} "
+                        f"{'is not a whole number' if len(not_numbers) == 1 else 'are not whole numbers'}")  # fmt: skip
+    if out_of_range := [x for x in numbers if not 0 <= x < d_model]:
+        problems.append(f"{', '.join(map(str, out_of_range[:5]))} {'is' if len(out_of_range) == 1 else 'are'} "
+                        f"not between 0 and {d_model - 1}")  # fmt: skip
+    if not problems:
+        return dims, ""
+    shown = "the default four" if not dims else ", ".join(map(str, dims))
+    return dims, f"Left out: {'; '.join(problems)} (this model has {d_model} dimensions). Showing {shown}."
 
 
 def shuffled_report(explorer: Explorer) -> str:

@@ -58,6 +58,11 @@ class Forward:
     predictions: tuple[str, ...]
 
 
+def unknown_pieces(tokenizer, text: str) -> list[str]:
+    """The pieces of `text` that are not in the tokenizer's source vocabulary: the model reads each as `<unk>`."""
+    return [piece for piece in tokenizer.source_pieces(text.strip()) if tokenizer.source.piece_to_id(piece, -1) < 0]
+
+
 def shuffle_words(text: str, seed: int = 0) -> str:
     """The same words in a random (seeded) order: what is a Transformer without word order?"""
     words = text.split()
@@ -167,6 +172,10 @@ class Explorer:
     @property
     def finished(self) -> bool:
         return self.decoding.finished
+
+    def unknown_pieces(self) -> list[str]:
+        """The pieces of the sentence the model cannot read (`<unk>` to it), each once, in order."""
+        return list(dict.fromkeys(unknown_pieces(self.checkpoint.tokenizer, self.state.source)))
 
     def source_ids(self) -> list[int]:
         checkpoint = self.checkpoint

@@ -95,7 +95,7 @@ def test_pick_a_model(page):
     page.wait_for_function("() => document.querySelector('#source-pieces').innerText.includes('</s>')")
     # issue 13: the English example is no sentence for numbers-de: its own first example replaces it, and why
     page.wait_for_function("() => document.querySelector('#source-text textarea').value === 'twenty-one'")
-    assert "cannot read that sentence" in page.locator("#status").inner_text()
+    assert "cannot read that sentence" in page.locator("#source-note").inner_text()  # beside the sentence
     assert "unk" not in page.locator("#source-pieces").inner_text()
 
 
@@ -228,15 +228,25 @@ def test_a_shared_link_restores_the_view(page, app_url):
     assert link.startswith("?state=")
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     page.locator("#copy-link").click()
-    page.wait_for_function("() => document.querySelector('#copy-link').innerText === 'Copied'")
+    page.wait_for_function("() => document.querySelector('#copy-link').innerText === 'Link copied'")
     copied = page.evaluate("() => navigator.clipboard.readText()")
     assert copied.startswith(app_url) and copied.endswith(page.locator("#share-link a").get_attribute("href"))
+    # Issue 22: on a classroom server (http://192.168.…) the browser has no clipboard API: it still copies, and says so
+    page.evaluate("() => navigator.clipboard.writeText('')")
+    page.wait_for_function("() => document.querySelector('#copy-link').innerText === 'Copy link'", timeout=5_000)
+    clipboard = page.evaluate("() => { const api = navigator.clipboard; Object.defineProperty(navigator, 'clipboard', "
+                              "{value: undefined, configurable: true}); return api !== undefined; }")  # fmt: skip
+    page.locator("#copy-link").click()
+    page.wait_for_function("() => document.querySelector('#copy-link').innerText === 'Link copied'")
+    page.evaluate("() => { delete navigator.clipboard; }")  # the API again, to read what was copied
+    assert clipboard and page.evaluate("() => navigator.clipboard.readText()") == copied
     expected = output(page)
     other = page.context.browser.new_page(viewport={"width": 1280, "height": 1600})
     other.goto(copied)
     other.wait_for_function(
         "expected => (document.querySelector('#output-text textarea') || {}).value === expected", arg=expected
     )
+    other.wait_for_function("() => document.querySelector('#model-select input').value.startsWith('numbers-de ·')")
     assert shown_model(other) == "numbers-de"
     assert other.get_by_role("tab", name="Positions").get_attribute("aria-selected") == "true"
     other.wait_for_selector("#pe-plot .js-plotly-plot")
@@ -303,8 +313,8 @@ def test_an_unreachable_hub_model_gives_a_message_and_the_app_keeps_working(page
     choose = page.locator("#model-select input")
     choose.click()
     model_option(page, "Helsinki-NLP/opus-mt-en-de").click()
-    page.wait_for_function("() => document.querySelector('#status').innerText.includes('cannot download')")
-    assert "opus-mt-en-de" in page.locator("#status").inner_text()
+    page.wait_for_function("() => document.querySelector('#model-message').innerText.includes('cannot download')")
+    assert "opus-mt-en-de" in page.locator("#model-message").inner_text()  # beside the picker (issue 22)
     page.wait_for_function("() => document.querySelector('#model-select input').value.startsWith('numbers-de ·')")
     if output(page):  # back to the start; Reset and Step may run at the same time, so Step once it is applied
         page.locator("#reset-btn").click()
@@ -619,4 +629,51 @@ def test_stop_stops_and_leaves_the_page_true(page, app_url):
     tab.wait_for_function("() => document.querySelector('#status').innerText.includes('length limit of 127 tokens')")
     assert "reads at most 128 positions" in tab.locator("#status").inner_text()  # not the 128 asked for: why
     shot(tab, "stopped")
+    tab.close()
+
+
+def note(tab, selector: str = "#source-note") -> str:
+    return tab.locator(selector).inner_text()
+
+
+def test_nothing_changes_silently(page, app_url):
+    """Issue 22: the pieces stayed those of the last sentence sent, a Hub model picked offline went back to en-de
+    with its message below the fold, and bad input was changed or ignored without a word."""
+    tab = opened(page, app_url, 1024, 768)
+    source = tab.locator("#source-text textarea")
+    pieces = "() => document.querySelector('#source-pieces').innerText"
+    source.fill("Good morning, teacher.")
+    tab.locator("#introduction").click()  # the box is left: the pieces follow it, as after Enter
+    tab.wait_for_function(f"() => ({pieces})().includes('teach')")
+    assert note(tab) == "" and output(tab) == ""
+    source.fill("我爱学习 😀")  # Chinese and an emoji in en-de: <unk>, said so
+    source.press("Enter")
+    tab.wait_for_function("() => document.querySelector('#source-note').innerText.includes('does not know')")
+    assert "“我爱学习”" in note(tab) and "“😀”" in note(tab) and "cannot contain them" in note(tab)
+    source.fill("")  # an empty box: the old pieces and views go, and the message says what to do
+    source.press("Enter")
+    tab.wait_for_function(f"() => ({pieces})() === ''")
+    assert "The sentence box is empty" in tab.locator("#status").inner_text() and note(tab) == ""
+    pasted = "The cat sleeps. " * 200  # 3,200 characters, 800 pieces: cut after a word, said so
+    source.fill(pasted)
+    source.press("Enter")
+    tab.wait_for_function("() => document.querySelector('#source-note').innerText.includes('3,200 characters')")
+    assert "en-de at most 128 pieces" in note(tab)
+    assert len(source.input_value()) <= 500 and pasted.startswith(source.input_value() + " ")
+    tab.locator("#model-select input").click()  # a Hub model offline: the message beside the picker, on screen
+    option = model_option(tab, "Helsinki-NLP/opus-mt-en-fr")
+    assert "needs the internet" in option.inner_text()
+    option.click()
+    tab.wait_for_function("() => document.querySelector('#model-message').innerText.includes('cannot download')")
+    message = tab.locator("#model-message").bounding_box()
+    picker = tab.locator("#model-select").bounding_box()
+    assert 0 <= message["y"] - (picker["y"] + picker["height"]) < 60 and message["y"] + message["height"] < 768
+    assert shown_model(tab) == "en-de"
+    tab.get_by_role("tab", name="Positions").click()  # dimensions that cannot be drawn are named
+    dims = tab.locator("#dims textarea, #dims input").first
+    dims.fill("abc, 999")
+    dims.press("Enter")
+    tab.wait_for_function("() => document.querySelector('#dims-note').innerText.includes('Left out')")
+    assert "“abc” is not a whole number; 999 is not between 0 and 255" in note(tab, "#dims-note")
+    shot(tab, "notes-1024")
     tab.close()

@@ -79,3 +79,20 @@ def test_a_shared_links_state_puts_back_every_control_a_refresh_does_not_set(reg
     state = Explorer(registry, ExplorerState("numbers-de", "ninety-seven", strategy="beam", pad_to=9)).state
     assert restored_values(state) == {name: getattr(state, name) for name in RESTORED}
     assert restored_values(state)["strategy"] == "beam" and restored_values(state)["pad_to"] == 9
+
+
+def test_a_text_too_long_is_cut_after_a_whole_word_and_the_note_says_so(registry):
+    """Issue 22: the browser cut a 3,000-character paste to 500 without a word, and a shorter one that was still
+    too many pieces for the model gave an error. Now it is cut where both fit, after a whole word, and said so."""
+    from ui.settings import within_limit
+
+    assert within_limit(registry, "en-de", "Good morning.") == ("Good morning.", "")
+    pasted = "The cat sleeps on the warm sofa. " * 100
+    cut, note = within_limit(registry, "en-de", pasted)
+    tokens = len(registry.get("en-de").tokenizer.encode_source(cut))
+    assert len(cut) <= 500 and tokens <= 128 and pasted.startswith(cut) and pasted[len(cut)] == " "
+    longer = pasted[: len(cut) + pasted[len(cut) + 1 :].index(" ") + 1]  # one more word does not fit
+    assert len(longer) > 500 or len(registry.get("en-de").tokenizer.encode_source(longer)) > 128
+    assert note.startswith("The text is too long (3,300 characters)") and "en-de at most 128 pieces" in note
+    explorer, said = settle(registry, None, Settings.from_values(("en-de", pasted, *PAGE_DEFAULTS[2:])))
+    assert explorer.state.source == cut and said == note

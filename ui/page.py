@@ -36,6 +36,8 @@ from .panel import FIT_PLOTS_JS, Panel, Refresh, escaped
 from .runtime import QUICK, Blocks, lock_of, run_gpu
 from .settings import Settings, settle
 
+EMPTY_SENTENCE = "The sentence box is empty: type a sentence, or click one of the examples."
+
 TABS = (
     attention.Panel,
     inside.Panel,
@@ -100,15 +102,18 @@ class Page:
         note when the sentence had to change for a new model (`settle`)."""
         return settle(self.registry, explorer, Settings.from_values(values))
 
-    def refreshed(self, explorer: Explorer | None, message: str = "", light: bool = False) -> dict[Component, Any]:
+    def refreshed(
+        self, explorer: Explorer | None, message: str = "", light: bool = False, note: str = ""
+    ) -> dict[Component, Any]:
         """The outputs of every panel shown for the explorer's state, and unless `light` every panel's controls (or
-        everything cleared, with `message`, when there is no explorer)."""
+        everything cleared, with `message`, when there is no explorer). `note`: why the sentence is not the one
+        typed (`settle`)."""
         if explorer is None:
             updates: dict[Component, Any] = {self.explorer: None}
             for panel in self.panels:
                 updates.update(panel.cleared(message))
             return updates
-        frame = Refresh(explorer, explorer.views(), message, light)
+        frame = Refresh(explorer, explorer.views(), message, light, note)
         updates = {self.explorer: explorer}
         for panel in self.panels:
             if not light:
@@ -165,12 +170,15 @@ class Page:
                 with lock_of(explorer):
                     before = explorer.state if isinstance(explorer, Explorer) else None
                     explorer, note = self.settled(explorer, values)
-                    light = moves and explorer.state == before
-                    updates = self.refreshed(explorer, act(explorer) or note, light=light)
+                    light = moves and explorer.state == before and not note
+                    updates = self.refreshed(explorer, act(explorer) or "", light=light, note=note)
                     if note:  # the sentence changed: the text box shows the new one
                         updates[self.controls["source"]] = explorer.state.source
             except ExplorerError as error:
-                updates = self.refreshed(explorer if isinstance(explorer, Explorer) else None, str(error))
+                message = str(error)
+                if not Settings.from_values(values).source.strip():  # an empty box: nothing of the old sentence stays
+                    explorer, message = None, EMPTY_SENTENCE
+                updates = self.refreshed(explorer if isinstance(explorer, Explorer) else None, message)
             return self.moved(updates) if moves else updates
 
         return run_gpu(handler)

@@ -39,6 +39,7 @@ class Refresh:
     views: Views
     message: str
     light: bool  # only moved through the decoding (Step, Back, Run, forcing): controls set by settings stay
+    note: str = ""  # why the sentence is not the one typed (cut to the limit, or another model's example)
 
     @property
     def state(self) -> ExplorerState:

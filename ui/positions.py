@@ -26,10 +26,12 @@ class Panel(Base):
                     True, label="Add positional encodings", elem_id="positions-toggle"
                 ))  # fmt: skip
                 self.n_positions = gr.Slider(4, 128, value=50, step=1, label="Positions shown")
-                self.dims = gr.Textbox(
-                    "", label="Dimensions for the curves", placeholder="e.g. 0, 1, 10, 11",
-                    info="empty: four, from the fastest wave to the slowest",
-                )  # fmt: skip
+                with gr.Column():
+                    self.dims = gr.Textbox(
+                        "", label="Dimensions for the curves", placeholder="e.g. 0, 1, 10, 11", elem_id="dims",
+                        info="empty: four, from the fastest wave to the slowest",
+                    )  # fmt: skip
+                    self.dims_note = gr.Markdown(elem_id="dims-note", elem_classes="note")  # what was left out
             table_caption, curves_caption, similarity_caption = render.POSITION_CAPTIONS
             self.table = gr.Plot(show_label=False, elem_id="pe-plot")
             gr.Markdown(table_caption, elem_classes="caption")
@@ -46,16 +48,19 @@ class Panel(Base):
     def wire(self) -> None:
         page = self.page
         page.on_input(self.positions)
-        figures = [self.table, self.curves, self.similarity]
+        figures = [self.table, self.curves, self.similarity, self.dims_note]
         draw = page.with_settled(self.figures, lambda error: dict.fromkeys(figures), hold=False)
         inputs = [*page.inputs, self.n_positions, self.dims]
-        for control in (self.n_positions, self.dims, page.controls["model"]):
+        for control in (self.n_positions, page.controls["model"]):
             control.change(draw, inputs, figures, api_visibility="private")
+        for typed in (self.dims.submit, self.dims.blur):  # when the numbers are typed, not at every keystroke
+            typed(draw, inputs, figures, api_visibility="private")
         page.demo.load(draw, inputs, figures, api_visibility="private")
         shuffled = page.with_settled(lambda e: {self.shuffle_text: render.shuffled_report(e)},
                                      lambda error: {self.shuffle_text: escaped(error)}, hold=False)  # fmt: skip
         self.shuffle_btn.click(shuffled, page.inputs, self.shuffle_text, api_visibility="private", **LONG)
 
-    def figures(self, explorer, n_positions: float, dims: str) -> dict[Component, Any]:
-        table, curves, similarity = render.positional_figures(explorer, int(n_positions), render.parse_dimensions(dims))
-        return {self.table: table, self.curves: curves, self.similarity: similarity}
+    def figures(self, explorer, n_positions: float, typed: str) -> dict[Component, Any]:
+        dims, note = render.chosen_dimensions(typed, explorer.checkpoint.model.config.d_model)
+        table, curves, similarity = render.positional_figures(explorer, int(n_positions), dims)
+        return {self.table: table, self.curves: curves, self.similarity: similarity, self.dims_note: escaped(note)}

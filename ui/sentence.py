@@ -8,11 +8,12 @@ from typing import Any
 import gradio as gr
 from gradio.components import Component
 
-from explorer import MAX_SOURCE_CHARS, ExplorerError, render
+from explorer import Explorer, ExplorerError, render
 
 from .panel import Panel as Base
 from .panel import Refresh
 from .runtime import QUICK
+from .settings import Settings
 
 HUB_EXAMPLES = ["Helsinki-NLP/opus-mt-en-de", "Helsinki-NLP/opus-mt-en-fr", "Helsinki-NLP/opus-mt-en-zh"]
 
@@ -23,33 +24,43 @@ class Panel(Base):
         registry = page.registry
         default, page.startup_note = registry.default()  # opus-mt-en-de where it is cached, else en-de
         examples = registry.examples(default)
-        names = [*registry.builtin, *(name for name in HUB_EXAMPLES if name not in registry.builtin)]
+        self.names = [*registry.builtin, *(name for name in HUB_EXAMPLES if name not in registry.builtin)]
         with gr.Row():
             with gr.Column(scale=2, min_width=300, elem_id="model-column"):
                 self.model = page.setting("model", gr.Dropdown(
-                    [(registry.describe(name).label, name) for name in names], value=default, allow_custom_value=True,
-                    label="Model", elem_id="model-select",
+                    self.choices(), value=default, allow_custom_value=True, label="Model", elem_id="model-select",
                     info="a built-in model, or any opus-mt model id from the Hugging Face Hub",
                 ))  # fmt: skip
+                self.model_message = gr.Markdown(elem_id="model-message", elem_classes="note")  # why a model failed
                 with gr.Accordion("About this model: source, size, quality", open=False, elem_id="model-about-box"):
                     self.about = gr.Markdown(elem_id="model-about", elem_classes="caption")
-            self.source = page.setting("source", gr.Textbox(
-                label="Source sentence", value=examples[0][0], lines=1, max_length=MAX_SOURCE_CHARS,
-                elem_id="source-text", scale=3,
-            ))  # fmt: skip
+            with gr.Column(scale=3, min_width=300):
+                # No `max_length`: the browser would cut a long paste without a word; `settle` cuts it and says so.
+                self.source = page.setting("source", gr.Textbox(
+                    label="Source sentence", value=examples[0][0], lines=1, max_lines=6, elem_id="source-text",
+                ))  # fmt: skip
+                self.note = gr.Markdown(elem_id="source-note", elem_classes="note")  # what the model makes of it
         self.examples = gr.Dataset(
             components=["textbox"], samples=[[sentence] for sentence, _ in examples], label="Examples",
             sample_labels=[label for _, label in examples], elem_id="examples",
         )  # fmt: skip
         self.pieces = gr.HTML(elem_id="source-pieces")
-        self.outputs = [self.pieces]  # with a move too: a sentence typed and not yet sent goes with the Step
+        self.outputs = [self.pieces, self.note]  # with a move too: a sentence typed and not yet sent goes with the Step
         self.controls = [self.examples, self.model, self.about, self.source]  # the source: for a model that
         # cannot read it (`Page.action`)
+
+    def choices(self) -> list[tuple[str, str]]:
+        """The picker's models, each said to need the internet while it is a Hub model not downloaded yet."""
+        return [(self.page.registry.picker_label(name), name) for name in self.names]
 
     def refresh(self, frame: Refresh) -> dict[Component, Any]:
         if frame.light:  # the sentence and the model did not change
             return {}
-        return {self.pieces: render.source_chips(frame.explorer)}
+        notes = [frame.note, unknown_note(frame.explorer)]
+        return {
+            self.pieces: render.source_chips(frame.explorer),
+            self.note: "\n\n".join(html.escape(note) for note in notes if note),
+        }
 
     def sync(self, frame: Refresh) -> dict[Component, Any]:
         """The model's examples and description, for the model in use."""
@@ -63,24 +74,50 @@ class Panel(Base):
         }
 
     def cleared(self, message: str) -> dict[Component, Any]:
-        return {self.pieces: ""}
+        return {self.pieces: "", self.note: ""}
 
     def wire(self) -> None:
         page = self.page
-        self.model.input(self.prepare_model, self.model, page.status, api_visibility="private").then(
-            page.apply, page.inputs, page.outputs, api_visibility="private"
-        )
+        self.model.input(
+            self.prepare_model, [self.model, page.explorer], [self.model_message, self.model],
+            api_visibility="private",
+        ).then(page.apply, page.inputs, page.outputs, api_visibility="private")  # fmt: skip
         self.source.submit(page.apply, page.inputs, page.outputs, api_name="apply", api_visibility="undocumented",
                            **QUICK)  # fmt: skip
+        # Leaving the box takes the sentence as Enter does: the pieces never show another sentence than the box.
+        self.source.blur(self.left, page.inputs, page.outputs, api_visibility="private", **QUICK)
         self.examples.click(lambda sample: sample[0], self.examples, self.source, api_visibility="private").then(
             page.apply, page.inputs, page.outputs, api_visibility="private"
         )
 
-    def prepare_model(self, name: str, progress=gr.Progress(track_tqdm=True)) -> str:  # noqa: B008 (gradio's idiom)
-        """Load (and for a Hub model, download, with progress) before anything is computed with it."""
+    def left(self, explorer, *values) -> dict[Component, Any]:
+        """The sentence box was left: apply the sentence if it is not the one shown (else nothing to do)."""
+        if isinstance(explorer, Explorer) and Settings.from_values(values).source == explorer.state.source:
+            return {self.page.explorer: gr.skip()}
+        return self.page.apply(explorer, *values)
+
+    def prepare_model(self, name: str, explorer, progress=gr.Progress(track_tqdm=True)) -> dict:  # noqa: B008
+        """Load (and for a Hub model, download, with progress) before anything is computed with it. A model that
+        cannot be loaded is said so beside the picker, and the picker goes back to the model in use."""
+        name = (name or "").strip()
         progress(0, desc=f"Loading {name}")
         try:
-            self.page.registry.get((name or "").strip())
+            self.page.registry.get(name)
         except ExplorerError as error:
-            return html.escape(str(error))
+            in_use = explorer.state.model if isinstance(explorer, Explorer) else self.model.value
+            return {self.model_message: f"**{html.escape(name[:100])}** could not be loaded: {html.escape(str(error))}",
+                    self.model: gr.update(value=in_use, choices=self.choices())}  # fmt: skip
+        return {self.model_message: "", self.model: gr.update(choices=self.choices())}  # now downloaded: no mark
+
+
+def unknown_note(explorer: Explorer) -> str:
+    """What the model cannot read in the sentence (pieces it reads as `<unk>`, which never come out again)."""
+    unknown = explorer.unknown_pieces()
+    if not unknown:
         return ""
+    shown = ", ".join(f"“{piece.lstrip('▁')}”" for piece in unknown[:8]) + (" …" if len(unknown) > 8 else "")
+    return (
+        f"{explorer.state.model} does not know {shown}: it reads {'it' if len(unknown) == 1 else 'each'} as <unk>, "
+        f"so the translation cannot contain {'it' if len(unknown) == 1 else 'them'}. Try a sentence in the "
+        f"model's own language, or one of its examples."
+    )

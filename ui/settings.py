@@ -12,7 +12,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from explorer import Explorer, ExplorerState, ModelRegistry, render
+from explorer import MAX_SOURCE_CHARS, Explorer, ExplorerState, ModelRegistry, render
+from explorer.session import unknown_pieces
 
 
 @dataclass(frozen=True)
@@ -97,13 +98,15 @@ def restored_values(state: ExplorerState) -> dict[str, Any]:
 
 def settle(registry: ModelRegistry, explorer: Explorer | None, settings: Settings) -> tuple[Explorer, str]:
     """The user's explorer with the settings on the page (a new one when there was none, or for a new model), and
-    a note for the user when the sentence had to change: a new model that cannot read the sentence (its pieces
-    would be `<unk>`) starts from its own first example instead."""
-    wanted, note = settings.state_fields(), ""
+    a note for the user when the sentence had to change: too long, it is cut (`within_limit`); a new model that
+    cannot read the sentence (its pieces would be `<unk>`) starts from its own first example instead."""
+    wanted = settings.state_fields()
+    wanted["source"], note = within_limit(registry, wanted["model"], wanted["source"])
     if explorer is None or wanted["model"] != explorer.state.model:
         if explorer is not None:
             wanted.update(silenced=frozenset(), layer=0, head=None, tab=explorer.state.tab)
-            wanted["source"], note = suited_source(registry, wanted["model"], wanted["source"])
+            wanted["source"], switched = suited_source(registry, wanted["model"], wanted["source"])
+            note = switched or note
         return Explorer(registry, ExplorerState(**wanted)), note
     changes = {key: value for key, value in wanted.items() if getattr(explorer.state, key) != value}
     if changes:
@@ -111,12 +114,34 @@ def settle(registry: ModelRegistry, explorer: Explorer | None, settings: Setting
     return explorer, ""
 
 
+def within_limit(registry: ModelRegistry, model: str, source: str) -> tuple[str, str]:
+    """`source`, or as much of it as the model and the explorer read, cut after a whole word, with a note saying so:
+    at most `MAX_SOURCE_CHARS` characters, and at most as many pieces as the model has positions."""
+    checkpoint = registry.get(model)
+    positions = checkpoint.model.config.max_positions
+
+    def fits(text: str) -> bool:
+        return len(text) <= MAX_SOURCE_CHARS and len(checkpoint.tokenizer.encode_source(text.strip())) <= positions
+
+    if fits(source):
+        return source, ""
+    words = source[: MAX_SOURCE_CHARS + 1].split()
+    low, high = 0, len(words)  # the most words that fit: `low` fits, `high + 1` does not
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if fits(" ".join(words[:middle])) else (low, middle - 1)
+    cut = " ".join(words[:low])
+    note = (
+        f"The text is too long ({len(source):,} characters): the explorer reads at most {MAX_SOURCE_CHARS} "
+        f"characters, and {model} at most {positions} pieces. It was cut after “…{cut[-40:].lstrip()}”; shorten "
+        f"it to choose where it ends."
+    )
+    return cut, note
+
+
 def suited_source(registry: ModelRegistry, model: str, source: str) -> tuple[str, str]:
     """`source`, or the model's first example when the model cannot read it, with a note saying so."""
-    tokenizer = registry.get(model).tokenizer
-    unknown = [
-        piece for piece in tokenizer.source_pieces(source.strip()) if tokenizer.source.piece_to_id(piece, -1) < 0
-    ]
+    unknown = unknown_pieces(registry.get(model).tokenizer, source)
     if not unknown:
         return source, ""
     example = registry.examples(model)[0][0]

@@ -25,14 +25,29 @@ def share_markdown(state: ExplorerState) -> str:
     )
 
 
-# The link as a full address, on the clipboard; the button says it worked (or why not).
+# The link as a full address, on the clipboard; the button says it worked ("Link copied") or why not. The clipboard
+# API exists only on https and localhost: a classroom server at http://192.168.… copies through a selected, hidden
+# text box instead (`execCommand`, deprecated but still the only way there).
 COPY_JS = """() => {
     const link = document.querySelector("#share-link a"), button = document.querySelector("#copy-link");
-    const say = (text) => { const before = button.innerText; button.innerText = text;
-                            setTimeout(() => { button.innerText = before; }, 1500); };
+    const say = (text) => { button.innerText = text; clearTimeout(button.reset);
+                            button.reset = setTimeout(() => { button.innerText = "Copy link"; }, 2000); };
     if (!link) return say("No link yet");
     const url = new URL(link.getAttribute("href"), location.href).href;
-    navigator.clipboard.writeText(url).then(() => say("Copied"), () => say("Copy the link above by hand"));
+    const byHand = () => {
+        const box = document.createElement("textarea");
+        box.value = url; box.setAttribute("readonly", ""); box.style.position = "fixed"; box.style.opacity = "0";
+        document.body.appendChild(box); box.select();
+        let copied = false;
+        try { copied = document.execCommand("copy"); } catch (error) { copied = false; }
+        box.remove();
+        say(copied ? "Link copied" : "Copy the link above by hand");
+    };
+    if (navigator.clipboard && window.isSecureContext) {
+        navigator.clipboard.writeText(url).then(() => say("Link copied"), byHand);
+    } else {
+        byHand();
+    }
 }"""
 
 
