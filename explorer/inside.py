@@ -29,33 +29,49 @@ from .figures import Block, TensorPanel
 from .session import Explorer
 from .state import STAGES
 
+# A block's label names it in the diagram and, on one line, in the list of stages (`stage_choices`); each Add & Norm
+# by the sub-layer it follows, as the same name would not tell the three of a decoder layer apart.
 ENCODER_BLOCKS = (
-    Block("encoder.embedding", "Input embedding + positions", ""),
+    Block("encoder.embedding", "Input embedding\n+ positions", ""),
     Block("encoder.self_attention", "Self-attention", "encoder"),
-    Block("encoder.self_attention_add_norm", "Add & Norm", "encoder"),
+    Block("encoder.self_attention_add_norm", "Add & Norm\nafter self-attention", "encoder"),
     Block("encoder.ffn", "Feed forward", "encoder"),
-    Block("encoder.ffn_add_norm", "Add & Norm", "encoder"),
+    Block("encoder.ffn_add_norm", "Add & Norm\nafter feed forward", "encoder"),
 )
 DECODER_BLOCKS = (
-    Block("decoder.embedding", "Output embedding + positions", ""),
+    Block("decoder.embedding", "Output embedding\n+ positions", ""),
     Block("decoder.self_attention", "Masked self-attention", "decoder"),
-    Block("decoder.self_attention_add_norm", "Add & Norm", "decoder"),
+    Block("decoder.self_attention_add_norm", "Add & Norm\nafter self-attention", "decoder"),
     Block("decoder.cross_attention", "Cross-attention", "decoder"),
-    Block("decoder.cross_attention_add_norm", "Add & Norm", "decoder"),
+    Block("decoder.cross_attention_add_norm", "Add & Norm\nafter cross-attention", "decoder"),
     Block("decoder.ffn", "Feed forward", "decoder"),
-    Block("decoder.ffn_add_norm", "Add & Norm", "decoder"),
-    Block("stacks", "The stacks: residual stream", ""),
+    Block("decoder.ffn_add_norm", "Add & Norm\nafter feed forward", "decoder"),
+    Block("stacks", "The stacks:\nresidual stream", ""),
     Block("output", "Linear + softmax", ""),
-    Block("layers", "What each layer would say", ""),
+    Block("layers", "What each layer\nwould say", ""),
 )
 assert tuple(block.key for block in ENCODER_BLOCKS + DECODER_BLOCKS) == STAGES  # the state's names of stages
 TOP = 10  # candidates shown at the output
+# The sub-layer each Add & Norm follows, and what reads its output, for the stage's text.
+ADD_NORM = {
+    "encoder.self_attention_add_norm": ("self-attention", "the *Feed forward* network, at each position on its own"),
+    "encoder.ffn_add_norm": (
+        "feed-forward network",
+        "the next encoder layer; after the last one, it is the memory that every decoder layer's cross-attention reads",
+    ),
+    "decoder.self_attention_add_norm": ("masked self-attention", "the *Cross-attention*, which reads the memory"),
+    "decoder.cross_attention_add_norm": ("cross-attention", "the *Feed forward* network"),
+    "decoder.ffn_add_norm": (
+        "feed-forward network",
+        "the next decoder layer; after the last one, the *Linear + softmax*",
+    ),
+}
 
 
 def stage_choices() -> list[tuple[str, str]]:
-    """(label, key) of every stage, for the control beside the diagram, in the diagram's order."""
-    return [(f"Encoder · {b.label}", b.key) for b in ENCODER_BLOCKS] + [
-        (f"Decoder · {b.label}" if b.stack or "embedding" in b.key else b.label, b.key) for b in DECODER_BLOCKS
+    """(label, key) of every stage, for the control beside the diagram, in the diagram's order; no two alike."""
+    return [(f"Encoder · {b.name}", b.key) for b in ENCODER_BLOCKS] + [
+        (f"Decoder · {b.name}" if b.stack or "embedding" in b.key else b.name, b.key) for b in DECODER_BLOCKS
     ]
 
 
@@ -63,19 +79,25 @@ def _blocks(blocks: tuple[Block, ...], pre_norm: bool) -> list[Block]:
     """The diagram's blocks; a pre-norm model adds (not normalises) after each sub-layer: its LayerNorm comes first."""
     if not pre_norm:
         return list(blocks)
-    return [Block(b.key, "Add (LayerNorm came before)", b.stack) if b.label == "Add & Norm" else b for b in blocks]
+
+    def added(block: Block) -> Block:  # "Add & Norm\nafter X" -> "Add\nafter X\n(LayerNorm first)"
+        return Block(block.key, block.label.replace("Add & Norm", "Add") + "\n(LayerNorm first)", block.stack)
+
+    return [added(b) if b.key.endswith("add_norm") else b for b in blocks]
 
 
 def diagram(explorer: Explorer, stage: str) -> figures.Figure:
-    """The paper's Figure 1 for this model, the chosen stage's block filled."""
+    """The paper's Figure 1 for this model, the chosen stage's block filled; in the presentation layout, drawn
+    for its narrow column (`compact`)."""
     config = explorer.checkpoint.model.config
     pre = config.norm_position == "pre"
     decoder = _blocks(DECODER_BLOCKS, pre)
     if pre:  # the final LayerNorm of a pre-norm stack, before the output projection
-        decoder[-2] = Block("output", "Final LayerNorm, linear + softmax", "")
+        decoder[-2] = Block("output", "Final LayerNorm,\nlinear + softmax", "")
     return figures.architecture_diagram(
         _blocks(ENCODER_BLOCKS, pre), decoder, selected=stage, n_encoder=config.n_encoder_layers,
         n_decoder=config.n_decoder_layers, title=f"{explorer.state.model}: {config.norm_position}-norm",
+        compact=explorer.state.presentation,
     )  # fmt: skip
 
 
@@ -147,7 +169,7 @@ def stage_view(explorer: Explorer, worked: WorkedStep | None = None) -> tuple[st
         keys = source if part == "cross_attention" else tokens
         return attention_view(stage, tokens, keys, at, where_text, cross=part == "cross_attention")
     if isinstance(stage, AddNormStage):
-        return add_norm_view(stage, at.row, where_text)
+        return add_norm_view(stage, at.row, where_text, at.stage)
     return ffn_view(stage, at.row, where_text)
 
 
@@ -228,11 +250,14 @@ def attention_view(
         )
     if silenced:
         lines.append(f"\n\nSilenced heads of this layer: {', '.join(silenced)}: their output is zeros before W^O.")
-    lines.append("\n\n→ **Next:** the output joins the residual stream in *Add & Norm*.")
+    after = "cross-attention" if cross else "self-attention"
+    lines.append(f"\n\n→ **Next:** the output joins the residual stream in *Add & Norm after {after}*.")
     return figures.tensor_panels_html(panels), "".join(lines)
 
 
-def add_norm_view(s: AddNormStage, row: int, where_text: str) -> tuple[str, str]:
+def add_norm_view(s: AddNormStage, row: int, where_text: str, stage: str = "") -> tuple[str, str]:
+    """The residual connection and LayerNorm of the Add & Norm `stage` (a key of `ADD_NORM`), which follows a
+    sub-layer: its tensors and its text."""
     d = s.out.shape[-1]
     mean, variance = float(s.mean[row]), float(s.variance[row])
     norm_title = f"LayerNorm: (x − μ) / √(σ² + ε) · γ + β, with μ = {mean:.3f}, σ² = {variance:.3f}   (d_model,)"
@@ -256,10 +281,12 @@ def add_norm_view(s: AddNormStage, row: int, where_text: str) -> tuple[str, str]
             TensorPanel(norm_title + " = out", s.out[row]),
         ]
         formula = "`out = LayerNorm(x + Sublayer(x))` (post-norm, as in the paper, §3.1)"
+    after, then = ADD_NORM.get(stage, ("sub-layer", "the next sub-layer, or the next layer"))
     text = (
-        f"**Residual connection and LayerNorm**, {html.escape(where_text)}:\n\n{formula}. The vector's mean is "
-        f"{mean:.3f} and its variance {variance:.3f}; LayerNorm brings them to 0 and 1, then scales each "
-        "dimension by γ and shifts it by β (both learned).\n\n→ **Next:** the next sub-layer, or the next layer."
+        f"**Residual connection and LayerNorm after the {after}**, {html.escape(where_text)}:\n\n{formula}: here "
+        f"Sublayer is the {after}. The vector's mean is {mean:.3f} and its variance {variance:.3f}; LayerNorm "
+        "brings them to 0 and 1, then scales each dimension by γ and shifts it by β (both learned).\n\n"
+        f"→ **Next:** {then}."
     )
     return figures.tensor_panels_html(panels), text
 
@@ -278,7 +305,7 @@ def ffn_view(f: FeedForwardStage, row: int, where_text: str) -> tuple[str, str]:
         f"b_1) W_2 + b_2` (§3.3): up to d_ff = {n_hidden} dimensions, a nonlinearity, back down to {d}. Here "
         f"{zeros} of the {n_hidden} hidden activations are exactly zero"
         + (" (ReLU cuts every negative one)" if f.activation == "relu" else "")
-        + ".\n\n→ **Next:** *Add & Norm*, then the next layer."
+        + ".\n\n→ **Next:** *Add & Norm after feed forward*, then the next layer."
     )
     return figures.tensor_panels_html(panels), text
 

@@ -677,3 +677,90 @@ def test_nothing_changes_silently(page, app_url):
     assert "“abc” is not a whole number; 999 is not between 0 and 255" in note(tab, "#dims-note")
     shot(tab, "notes-1024")
     tab.close()
+
+
+DIAGRAM_LABEL_AT = """text => {  // the middle of the first label of the diagram that reads `text` (its lines joined)
+    const label = [...document.querySelectorAll('#inside-diagram .annotation-text')].find(t => t.textContent === text);
+    const box = label.getBoundingClientRect();
+    return [box.left + box.width / 2, box.top + box.height / 2];
+}"""
+DIAGRAM_FILLED = """() => document.querySelector('#inside-diagram .js-plotly-plot').layout.shapes
+    .filter(shape => shape.fillcolor === '#f58518').map(shape => shape.name)"""
+LABELS_OUTSIDE_BLOCKS = """() => {  // the block labels of the diagram wider or taller than the block they stand in
+    const plot = document.querySelector('#inside-diagram .js-plotly-plot');
+    const blocks = [...plot.querySelectorAll('.shapelayer path')].map(path => path.getBoundingClientRect());
+    const inside = (box, x, y) => box.left <= x && x <= box.right && box.top <= y && y <= box.bottom;
+    return [...plot.querySelectorAll('.annotation-text')].flatMap(text => {
+        const box = text.getBoundingClientRect(), x = box.left + box.width / 2, y = box.top + box.height / 2;
+        const around = blocks.filter(block => inside(block, x, y))  // the block, not its stack's frame
+            .sort((a, b) => a.width * a.height - b.width * b.height)[0];
+        const fits = !around || (box.width <= around.width && box.height <= around.height);
+        return fits ? [] : [`${text.textContent}: ${Math.round(box.width)}×${Math.round(box.height)} in `
+                            + `${Math.round(around.width)}×${Math.round(around.height)}`];
+    });
+}"""
+SCREEN_TOPS = """ids => Object.fromEntries(ids.map(id => [id,
+    Math.round(document.querySelector(id).getBoundingClientRect().top)]))"""
+CURSOR = "selector => getComputedStyle(document.querySelector(selector)).cursor"
+
+
+def open_inside(tab) -> None:
+    """Open the Inside a step tab (from the tab bar's menu where it does not fit the bar), its figures drawn."""
+    name = tab.get_by_role("tab", name="Inside a step")
+    if name.is_visible():
+        name.click()
+    else:
+        tab.locator("#views button[aria-label='More tabs']").click()
+        tab.locator("#views .overflow-dropdown").get_by_text("Inside a step", exact=True).click()
+    tab.wait_for_selector("#inside-diagram .js-plotly-plot")
+    tab.wait_for_selector("#inside-plot .tensor")
+
+
+def test_inside_a_step_blocks_are_clickable_and_fit_a_projector(page, app_url):
+    """Issue 22: clicking a block of the diagram did nothing; the stage list said "Encoder · Add & Norm" twice and
+    "Decoder · Add & Norm" three times; and at 1024×768 in the presentation layout the diagram was 1,000 px tall,
+    the stage list started at y = 1,166 and the stage's text at 2,020 (its numbers, the tensors, at 2,286)."""
+    tab = opened(page, app_url)
+    open_inside(tab)
+    labels = tab.locator("#inside-stage label").all_inner_texts()
+    assert len(labels) == 15 and len(set(labels)) == len(labels), labels  # no two alike
+    assert "Decoder · Add & Norm after cross-attention" in labels
+    tab.locator("#inside-diagram").scroll_into_view_if_needed()
+    x, y = tab.evaluate(DIAGRAM_LABEL_AT, "Feed forward")  # the encoder's (its blocks come first)
+    tab.mouse.move(x, y)
+    assert tab.evaluate(CURSOR, "#inside-diagram .nsewdrag") == "pointer"  # a block says it can be clicked
+    tab.mouse.click(x, y)  # chooses the stage, as the list does
+    tab.wait_for_function("() => document.querySelector('#inside-text').innerText.startsWith('Position-wise')")
+    assert "encoder layer 0" in tab.locator("#inside-text").inner_text()
+    assert tab.locator("#inside-stage input:checked").get_attribute("value") == "encoder.ffn"
+    tab.wait_for_function(f"() => ({DIAGRAM_FILLED})().join() === 'encoder.ffn'")  # the block is filled now
+    x, y = tab.evaluate(DIAGRAM_LABEL_AT, "Add & Normafter cross-attention")  # the label's two lines
+    tab.mouse.click(x, y)
+    tab.wait_for_function("() => document.querySelector('#inside-text').innerText"
+                          ".startsWith('Residual connection and LayerNorm after the cross-attention')")  # fmt: skip
+    assert tab.locator("#inside-stage input:checked").get_attribute("value") == "decoder.cross_attention_add_norm"
+    shot(tab, "inside-clicked")
+    tab.close()
+
+    small = opened(page, app_url, 1024, 768)
+    small.locator("#presentation input").check()
+    small.wait_for_function("() => document.body.classList.contains('presentation')")
+    small.locator("#step-btn").click()
+    wait_for_output_change(small, "")
+    open_inside(small)
+    small.wait_for_function("() => document.querySelector('#inside-diagram .js-plotly-plot').layout.height < 600")
+    small.wait_for_timeout(300)  # the tab's content laid out in its columns
+    # What is measured: the tops of the diagram, the stage list, the stage's text and its numbers (the tensors) on
+    # the screen, after the page is scrolled to the tab bar (it starts at the top of the page here: no scroll).
+    small.evaluate("() => window.scrollTo(0, document.querySelector('#views').getBoundingClientRect().top + scrollY)")
+    parts = ["#inside-diagram", "#inside-stage", "#inside-text", "#inside-plot"]
+    tops = small.evaluate(SCREEN_TOPS, parts)
+    assert all(0 <= top < 768 for top in tops.values()), tops
+    diagram, numbers = small.locator("#inside-diagram").bounding_box(), small.locator("#inside-plot").bounding_box()
+    assert diagram["x"] + diagram["width"] <= numbers["x"]  # side by side
+    assert small.evaluate(LABELS_OUTSIDE_BLOCKS) == []  # the smaller diagram's labels still fit their blocks
+    shot(small, "inside-1024")
+    x, y = small.evaluate(DIAGRAM_LABEL_AT, "Linear + softmax")
+    small.mouse.click(x, y)
+    small.wait_for_function("() => document.querySelector('#inside-text').innerText.startsWith('Linear + softmax')")
+    small.close()

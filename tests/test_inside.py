@@ -4,12 +4,13 @@ with this sentence's numbers, in step with the explorer."""
 from __future__ import annotations
 
 import html
+import itertools
 import re
 from pathlib import Path
 
 import pytest
 
-from explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry, inside
+from explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry, figures, inside
 
 CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
 
@@ -101,3 +102,67 @@ def test_the_stacks_stage_follows_one_vector_up_each_stack(explorer):
     values = [float(v) for v in re.findall(r'data-value="([-0-9.e]+)"', page)]
     assert values[2 * n_enc] == pytest.approx(1.0)  # the encoder stream's last row is where it ends
     assert "residual stream" in text and "memory" in text
+
+
+ADD_NORM_NAMES = {  # issue 22: each Add & Norm named by the sub-layer it follows
+    "encoder.self_attention_add_norm": "Encoder · Add & Norm after self-attention",
+    "encoder.ffn_add_norm": "Encoder · Add & Norm after feed forward",
+    "decoder.self_attention_add_norm": "Decoder · Add & Norm after self-attention",
+    "decoder.cross_attention_add_norm": "Decoder · Add & Norm after cross-attention",
+    "decoder.ffn_add_norm": "Decoder · Add & Norm after feed forward",
+}
+
+
+def test_every_stage_has_a_name_of_its_own_and_keeps_its_key():
+    """Issue 22: the list of stages said "Encoder · Add & Norm" twice and "Decoder · Add & Norm" three times. Only
+    the labels changed: the keys, which shared links carry, are the state's `STAGES` as before, in order."""
+    choices = inside.stage_choices()
+    labels = [label for label, _ in choices]
+    assert len(set(labels)) == len(labels) == len(inside.STAGES)
+    assert tuple(key for _, key in choices) == inside.STAGES
+    assert {key: label for label, key in choices if key.endswith("add_norm")} == ADD_NORM_NAMES
+    for blocks in (inside.ENCODER_BLOCKS, inside.DECODER_BLOCKS):
+        for below, block in itertools.pairwise(blocks):
+            if block.key.endswith("add_norm"):  # it follows the block below it, and says which
+                assert block.key == f"{below.key}_add_norm"
+                assert block.name.endswith(f"after {below.name.lower().removeprefix('masked ')}")
+
+
+@pytest.mark.parametrize("presentation", [False, True])
+def test_the_diagram_names_each_block_as_the_list_does_and_fits_each_label_in_its_block(explorer, presentation):
+    """Each block of the diagram is a rectangle named by its stage's key (the page finds the block under a click by
+    it) and labelled with its stage's name; in the presentation layout it is drawn smaller, for a narrow column,
+    and not enlarged again."""
+    state = explorer.state.replace(stage="decoder.cross_attention_add_norm", presentation=presentation)
+    diagram = inside.diagram(Explorer(explorer.registry, state), state.stage)
+    named = [shape for shape in diagram.layout.shapes if shape.name]
+    assert [shape.name for shape in named] == list(inside.STAGES)
+    texts = {html.unescape(a.text).replace("<br>", " "): a for a in diagram.layout.annotations if not a.showarrow}
+    names = {label.removeprefix("Encoder · ").removeprefix("Decoder · ") for label, _ in inside.stage_choices()}
+    assert names <= set(texts)
+    assert texts["Add & Norm after cross-attention"].font.color == "white"  # the chosen block, filled
+    size = figures.tensors._SIZES[presentation]
+    for shape in named:  # every label's lines fit its block: across (in characters) and up (in pixels)
+        block = next(b for b in (*inside.ENCODER_BLOCKS, *inside.DECODER_BLOCKS) if b.key == shape.name)
+        lines = figures.tensors.label_lines(block.label, size.chars)
+        assert max(len(line) for line in lines) <= size.chars
+        assert shape.y1 - shape.y0 >= len(lines) * size.line
+    plot_height = diagram.layout.height - diagram.layout.margin.t - diagram.layout.margin.b
+    assert abs(plot_height - diagram.layout.yaxis.range[1]) < 1  # the y axis counts the plot's pixels
+    assert diagram.layout.dragmode is False and diagram.layout.xaxis.fixedrange  # a click chooses; it never zooms
+    assert diagram.presented == presentation
+    if presentation:  # drawn for the presentation layout: not enlarged, and short enough for a 768 px screen
+        assert figures.enlarged(diagram) is diagram and diagram.layout.height < 600
+    _, text = inside.stage_view(Explorer(explorer.registry, state))
+    assert text.startswith("**Residual connection and LayerNorm after the cross-attention**")
+    assert "Sublayer is the cross-attention" in text and "*Feed forward* network" in text
+
+
+def test_a_pre_norm_diagram_says_what_each_add_follows_and_that_its_layernorm_came_first():
+    blocks = inside._blocks(inside.DECODER_BLOCKS, pre_norm=True)
+    adds = [b.name for b in blocks if b.key.endswith("add_norm")]
+    assert adds == [
+        "Add after self-attention (LayerNorm first)",
+        "Add after cross-attention (LayerNorm first)",
+        "Add after feed forward (LayerNorm first)",
+    ]

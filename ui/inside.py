@@ -14,9 +14,9 @@ from .panel import Panel as Base
 from .panel import Refresh
 
 HINT = (
-    "Every number the model computes for the next token, with this sentence's values: choose a block of the "
-    "architecture beside the diagram (the paper's Figure 1), a layer and a head. Hover a strip or a matrix for "
-    "its numbers."
+    "Every number the model computes for the next token, with this sentence's values: click a block of the "
+    "architecture (the paper's Figure 1) or choose it below the diagram, then a layer and a head. Hover a strip or "
+    "a matrix for its numbers."
 )
 
 
@@ -42,6 +42,40 @@ element.addEventListener("mousemove", (event) => {
 element.addEventListener("mouseleave", () => { tip().style.display = "none"; });
 """
 
+# A click on a block of the diagram chooses its stage, as a click in the list of stages does: the list's own input
+# event runs the page's handler. The diagram's rectangles carry their stage's key (`name`, explorer.figures.
+# architecture_diagram); the click's place in the plot, in the axes' units, finds the one under it. Over a block the
+# pointer is a hand, and the block's name (the list's label) shows as a tooltip. The listeners are the document's,
+# added once: the diagram's plot is drawn again, or anew, as the page goes on.
+DIAGRAM_JS = """
+if (!window.insideDiagramListens) {
+    window.insideDiagramListens = true;
+    const blockAt = (event) => {
+        const plot = event.target.closest && event.target.closest("#inside-diagram .js-plotly-plot");
+        const layout = plot && plot.layout, area = plot && plot.querySelector(".nsewdrag");
+        if (!area || !layout.xaxis || !layout.yaxis || event.target.closest(".modebar")) return null;
+        const box = area.getBoundingClientRect();
+        const [x0, x1] = layout.xaxis.range, [y0, y1] = layout.yaxis.range;
+        const x = x0 + (event.clientX - box.left) / box.width * (x1 - x0);
+        const y = y1 - (event.clientY - box.top) / box.height * (y1 - y0);
+        const block = (layout.shapes || []).find((s) => s.name && s.x0 <= x && x <= s.x1 && s.y0 <= y && y <= s.y1);
+        const choice = block && document.querySelector(`#inside-stage input[value="${CSS.escape(block.name)}"]`);
+        return choice ? {plot, choice} : null;
+    };
+    document.addEventListener("click", (event) => {
+        const block = blockAt(event);
+        if (block && !block.choice.checked) block.choice.click();
+    });
+    document.addEventListener("mousemove", (event) => {
+        const plot = event.target.closest && event.target.closest("#inside-diagram .js-plotly-plot");
+        if (!plot) return;
+        const block = blockAt(event);
+        plot.classList.toggle("on-block", Boolean(block));
+        plot.title = block ? block.choice.closest("label").innerText.trim() : "";
+    });
+}
+"""
+
 
 class Panel(Base):
     tab = "inside"
@@ -49,16 +83,16 @@ class Panel(Base):
     def __init__(self, page):
         super().__init__(page)
         with page.tab("Inside a step", self.tab):
-            gr.Markdown(HINT, elem_classes="caption")
-            with gr.Row():
-                with gr.Column(scale=2, min_width=320):
+            gr.Markdown(HINT, elem_classes="caption", elem_id="inside-hint")
+            with gr.Row(elem_id="inside-row"):  # side by side in the presentation layout too (assets/style.css)
+                with gr.Column(scale=2, min_width=320, elem_id="inside-map"):
                     self.diagram = gr.Plot(show_label=False, elem_id="inside-diagram")
                     self.stage = page.setting("stage", gr.Radio(
                         inside.stage_choices(), value="decoder.self_attention", label="Stage",
                         elem_id="inside-stage",
                     ))  # fmt: skip
-                with gr.Column(scale=3):
-                    with gr.Row():
+                with gr.Column(scale=3, elem_id="inside-shown"):
+                    with gr.Row(elem_id="inside-controls"):
                         self.layer = page.setting("stage_layer", gr.Slider(0, 5, value=0, step=1, label="Layer",
                                                                            elem_id="inside-layer"))  # fmt: skip
                         self.head = page.setting("stage_head", gr.Slider(0, 7, value=0, step=1, label="Head",
@@ -68,7 +102,7 @@ class Panel(Base):
                             elem_id="inside-position",
                         ))  # fmt: skip
                     self.text = gr.Markdown(elem_id="inside-text")
-                    self.plot = gr.HTML(elem_id="inside-plot", js_on_load=HOVER_JS)
+                    self.plot = gr.HTML(elem_id="inside-plot", js_on_load=HOVER_JS + DIAGRAM_JS)
         self.outputs = [self.diagram, self.text, self.plot]
         self.controls = [self.layer, self.head, self.position]
 

@@ -179,6 +179,7 @@ class Figure:
     def __init__(self, data: Sequence[dict], layout: dict):
         self.data: tuple[Props, ...] = _props(data)
         self.layout: Props = _props(layout)
+        self.presented = False  # drawn at its size for the presentation layout already: `enlarged` keeps it
 
     def to_dict(self) -> dict[str, Any]:
         """The figure as Plotly's JSON in Python values (a copy), numpy arrays as Plotly's base64 typed arrays."""
@@ -217,7 +218,10 @@ ENLARGED_MIN_HEIGHT = 320  # a heatmap of two rows keeps a plot taller than its 
 
 def enlarged(figure: Figure, by: float = 1.4) -> Figure:
     """A copy of `figure` with every text `by` times larger (the presentation layout: readable from the back of a
-    room), and as much taller, so that the larger labels leave the plot its room."""
+    room), and as much taller, so that the larger labels leave the plot its room. A figure drawn for that layout
+    already (`Figure.presented`) is returned as it is."""
+    if figure.presented:
+        return figure
     figure = Figure(figure.data, figure.layout)
     layout = figure.layout
     grow = lambda size, default: round((size or default) * by)  # noqa: E731

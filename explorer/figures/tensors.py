@@ -120,79 +120,149 @@ def _bars_html(panel: TensorPanel) -> str:
 
 @dataclass(frozen=True)
 class Block:
-    """A block of the architecture diagram: its stage key, its label, and which stack it is in."""
+    """A block of the architecture diagram: its stage key, its label, and which stack it is in.
+
+    A line break in the label is where the diagram breaks it when it is too long for one line ("Add & Norm\nafter
+    self-attention"); elsewhere (`name`) the label reads on one line."""
 
     key: str
     label: str
     stack: str  # "encoder", "decoder" or "" (outside the stacks)
 
+    @property
+    def name(self) -> str:
+        return " ".join(self.label.split("\n"))
 
-_BLOCK_H, _BLOCK_GAP, _BLOCK_W = 0.8, 0.45, 3.4
+
+@dataclass(frozen=True)
+class _Sizes:
+    """The diagram's type and spacing, in pixels (its y axis counts pixels, so that every block fits its lines)."""
+
+    font: int  # the blocks' labels
+    line: int  # one line of a label
+    pad: int  # a block's height beyond its lines
+    gap: int  # between two blocks: an arrow
+    room: int  # between a stack's frame and the blocks outside it
+    chars: int  # the longest line of a label, in characters, that fits a block
+
+
+_SIZES = {  # normal: a column of 320 px or wider; compact: the presentation layout's, about 280 px
+    False: _Sizes(font=11, line=14, pad=12, gap=18, room=16, chars=24),
+    True: _Sizes(font=10, line=12, pad=8, gap=12, room=12, chars=21),
+}
+# x: data units across the figure, whatever its width. Each column is a block and its stack's frame; the "N×" of
+# each frame stands on its outer side, turned upright to take little width.
+_X_RANGE, _BLOCK_W, _FRAME_PAD, _SIDE = 10.8, 4.4, 0.15, 0.4
+_X_ENCODER = _SIDE + _BLOCK_W / 2 + _FRAME_PAD
+_X_DECODER = _X_RANGE - _X_ENCODER
+
+
+def label_lines(label: str, chars: int) -> list[str]:
+    """A block's label as the diagram writes it: on one line when it fits in `chars` characters, or else broken
+    where the label says it may be (a line break), and at spaces where a part is still too long."""
+    if len(whole := " ".join(label.split("\n"))) <= chars:
+        return [whole]
+    lines = []
+    for part in label.split("\n"):
+        line = ""
+        for word in part.split(" "):
+            if line and len(line) + 1 + len(word) > chars:
+                lines.append(line)
+                line = word
+            else:
+                line = f"{line} {word}" if line else word
+        lines.append(line)
+    return lines
 
 
 def architecture_diagram(
     encoder: Sequence[Block], decoder: Sequence[Block], *, selected: str = "", n_encoder: int = 1,
-    n_decoder: int = 1, title: str = "",
+    n_decoder: int = 1, title: str = "", compact: bool = False,
 ) -> Figure:  # fmt: skip
     """The paper's Figure 1 drawn from blocks: the encoder on the left, the decoder on the right, each bottom to
     top, the repeated layers framed with "N×", arrows between the blocks, and the `selected` block filled in the
-    accent colour. Blocks outside the stacks (embeddings first, the output last) sit below and above the frame."""
+    accent colour. Blocks outside the stacks (embeddings first, the output last) sit below and above the frame.
+
+    Each block's rectangle is named by its key (`name`): the page finds the block under a click by it. `compact`:
+    smaller type and tighter rows, for a narrow column; that figure is drawn at its size for the presentation
+    layout already (`Figure.presented`: `enlarged` leaves it as it is)."""
+    size = _SIZES[compact]
     shapes, annotations = [], []
 
-    def column(blocks: Sequence[Block], x: float, n: int, side: int) -> dict[str, float]:
-        centres, y, frame = {}, 0.5, []
+    def column(blocks: Sequence[Block], x: float, n: int, side: int) -> dict[str, tuple[float, float]]:
+        spans, y, in_stack, stack = {}, 4.0, False, []  # key -> (bottom, top) in pixels from the plot's bottom
         for block in blocks:
-            if block.stack and not frame:
-                y += 0.35  # room for the frame
-            if not block.stack and frame:
-                y += 0.35
-            centres[block.key] = y
+            if bool(block.stack) != in_stack:
+                y += size.room  # room for the frame, entering or leaving the stack
+                in_stack = bool(block.stack)
+            lines = label_lines(block.label, size.chars)
+            height = len(lines) * size.line + size.pad
+            spans[block.key] = (y, y + height)
             if block.stack:
-                frame.append(y)
+                stack.append(spans[block.key])
             chosen = block.key == selected
-            shapes.append(_box(x, y, _BLOCK_W, _BLOCK_H, fillcolor=ACCENT if chosen else "#eef2f8"))
-            annotations.append({"text": escape_label(block.label), "x": x, "y": y, "showarrow": False,
-                                "font": {"size": 11, "color": "white" if chosen else "#2a3f5f"}})  # fmt: skip
-            y += _BLOCK_H + _BLOCK_GAP
-        if frame:
-            middle, height = (frame[0] + frame[-1]) / 2, frame[-1] - frame[0] + _BLOCK_H + 0.5
-            shapes.append(_box(x, middle, _BLOCK_W + 0.5, height, fillcolor="rgba(0,0,0,0)", dash="dot"))
+            shapes.append(_box(x, y + height / 2, _BLOCK_W, height, fillcolor=ACCENT if chosen else "#eef2f8",
+                               name=block.key))  # fmt: skip
+            annotations.append({"text": "<br>".join(escape_label(line) for line in lines), "x": x,
+                                "y": y + height / 2, "showarrow": False,
+                                "font": {"size": size.font, "color": "white" if chosen else "#2a3f5f"}})  # fmt: skip
+            y += height + size.gap
+        if stack:
+            margin = size.room / 2
+            bottom, top = stack[0][0] - margin, stack[-1][1] + margin
+            shapes.append(_box(x, (bottom + top) / 2, _BLOCK_W + 2 * _FRAME_PAD, top - bottom,
+                               fillcolor="rgba(0,0,0,0)", dash="dot"))  # fmt: skip
             annotations.append(
                 {
                     "text": f"N× = {n}",
-                    "x": x + side * (_BLOCK_W / 2 + 0.35),
-                    "y": middle,
+                    "x": x + side * (_BLOCK_W / 2 + _FRAME_PAD + 0.05),
+                    "y": (bottom + top) / 2,
                     "xanchor": "left" if side > 0 else "right",
+                    "textangle": -90,
                     "showarrow": False,
-                    "font": {"size": 11},
+                    "font": {"size": size.font},
                 }
             )  # fmt: skip (outside the frame, as in the paper)
         keys = [block.key for block in blocks]
         for below, above in itertools.pairwise(keys):
-            annotations.append(_arrow(x, centres[below] + _BLOCK_H / 2, x, centres[above] - _BLOCK_H / 2))
-        return centres
+            annotations.append(_arrow(x, spans[below][1], x, spans[above][0]))
+        return spans
 
-    x_encoder, x_decoder = 3.0, 7.6
-    left = column(encoder, x_encoder, n_encoder, side=-1)
-    right = column(decoder, x_decoder, n_decoder, side=+1)
+    left = column(encoder, _X_ENCODER, n_encoder, side=-1)
+    right = column(decoder, _X_DECODER, n_decoder, side=+1)
+    tops = [top for _, top in [*left.values(), *right.values()]]
     cross = next((b.key for b in decoder if "cross_attention" in b.key and "norm" not in b.key), None)
     if left and cross:  # the encoder's output feeds every decoder layer's cross-attention
-        top = max(left.values()) + _BLOCK_H / 2 + 0.6  # above the frame: the encoder's output
-        annotations.append(_arrow(x_encoder, top, x_decoder - _BLOCK_W / 2, right[cross], text="memory (S, d_model)"))
-        annotations.append(_arrow(x_encoder, top - 0.6, x_encoder, top - 0.05))
-    height = max([*left.values(), *right.values()]) + 1
-    return _figure([], title, 120 + int(42 * height), xaxis={"visible": False, "range": [0, 10.8]},
-                   yaxis={"visible": False, "range": [0, height]}, shapes=shapes, annotations=annotations)  # fmt: skip
+        last = max(top for _, top in left.values())
+        start = last + size.room / 2 + size.gap + size.line  # above the frame: the encoder's output, named
+        bottom, top = right[cross]
+        annotations.append(_arrow(_X_ENCODER, start, _X_DECODER - _BLOCK_W / 2, (bottom + top) / 2,
+                                  text="memory (S, d_model)", size=size.font - 1))  # fmt: skip
+        annotations.append(_arrow(_X_ENCODER, last, _X_ENCODER, start - size.line / 2 - 2))
+        tops.append(start + size.line)
+    height = max(tops) + 6
+    top_margin = 40 if title else 20
+    figure = _figure(
+        [], title, round(height) + top_margin + 10,
+        xaxis={"visible": False, "range": [0, _X_RANGE], "fixedrange": True},
+        yaxis={"visible": False, "range": [0, height], "fixedrange": True},
+        shapes=shapes, annotations=annotations, dragmode=False, hovermode=False,
+    )  # fmt: skip
+    figure.presented = compact
+    return figure
 
 
-def _box(x: float, y: float, width: float, height: float, *, fillcolor: str, dash: str = "solid") -> dict:
-    """A rectangle centred on (x, y), in data coordinates."""
+def _box(
+    x: float, y: float, width: float, height: float, *, fillcolor: str, dash: str = "solid", name: str = ""
+) -> dict:  # fmt: skip
+    """A rectangle centred on (x, y), in data coordinates, with its `name` if it has one."""
     line = {"color": "#8090a8", "width": 1, "dash": dash}
-    return {"type": "rect", "x0": x - width / 2, "x1": x + width / 2, "y0": y - height / 2, "y1": y + height / 2,
-            "fillcolor": fillcolor, "line": line, "layer": "below"}  # fmt: skip
+    box = {"type": "rect", "x0": x - width / 2, "x1": x + width / 2, "y0": y - height / 2, "y1": y + height / 2,
+           "fillcolor": fillcolor, "line": line, "layer": "below"}  # fmt: skip
+    return {**box, "name": name} if name else box
 
 
-def _arrow(x0: float, y0: float, x1: float, y1: float, text: str = "") -> dict[str, Any]:
+def _arrow(x0: float, y0: float, x1: float, y1: float, text: str = "", size: int = 10) -> dict[str, Any]:
     return {"x": x1, "y": y1, "ax": x0, "ay": y0, "xref": "x", "yref": "y", "axref": "x", "ayref": "y",
             "showarrow": True, "arrowhead": 2, "arrowsize": 1, "arrowwidth": 1.2, "arrowcolor": "#8090a8",
-            "text": text, "font": {"size": 10, "color": "#8090a8"}}  # fmt: skip
+            "text": text, "font": {"size": size, "color": "#8090a8"}}  # fmt: skip
