@@ -16,6 +16,7 @@ import gradio as gr
 import torch
 
 from explorer import ModelRegistry
+from ui import fonts
 from ui.page import build_demo
 
 ROOT = Path(__file__).resolve().parent
@@ -42,8 +43,11 @@ DEVICE = "cuda" if torch.cuda.is_available() else "cpu"  # a GPU Space (ZeroGPU 
 REGISTRY = ModelRegistry(ROOT / "checkpoints", device=DEVICE)
 # Gradio 6: theme and css go to launch(). Each open session keeps its explorer (about 1 MB with a built-in model);
 # the least recently used sessions beyond 1,000 are forgotten (Gradio's default keeps 10,000).
-CSS = (ROOT / "assets" / "style.css").read_text(encoding="utf-8")
-LAUNCH_OPTIONS = {"theme": gr.themes.Soft(), "css": CSS, "state_session_capacity": 1000}
+# The text in Noto Sans, served from assets/fonts (ui/fonts.py), not Montserrat.
+gr.set_static_paths([fonts.FOLDER])
+CSS = fonts.font_faces() + "\n" + (ROOT / "assets" / "style.css").read_text(encoding="utf-8")
+THEME = gr.themes.Soft(font=list(fonts.STACK))
+LAUNCH_OPTIONS = {"theme": THEME, "css": CSS, "state_session_capacity": 1000}
 
 demo = build_demo(REGISTRY)
 

@@ -679,6 +679,79 @@ def test_nothing_changes_silently(page, app_url):
     tab.close()
 
 
+OVERFLOWING = """() => [...document.querySelectorAll('.contain *')]
+    .filter(e => e.offsetParent && !e.closest('.visually-hidden') && e.scrollWidth > e.clientWidth + 1
+                 && !['visible', 'clip'].includes(getComputedStyle(e).overflowX))
+    .map(e => `${e.id || e.className} ${e.scrollWidth} > ${e.clientWidth}`)"""
+HIDDEN_LINES = """ids => ids.filter(id => { const box = document.querySelector(id + ' textarea');
+                                     return box.scrollHeight > box.clientHeight + 1; })"""
+THREE_LINES = (
+    "The children played in the garden all afternoon while their parents cooked dinner, and when the sun went down "
+    "everyone sat together at the big table to eat."
+)
+
+
+@pytest.mark.parametrize("width, height", [(1024, 768), (1400, 1000)])
+def test_the_first_screen_holds_step_and_a_figure(page, app_url, width, height):
+    """Issue 22: at 1024×768 Step was at y = 897 and the heatmap at 1,791 (at 1400×1000, 1,450): the views now sit
+    beside the sentence and the decoding, the examples folded, the decoding settings after the step."""
+    tab = opened(page, app_url, width, height)
+    first_screen = ["#source-text", "#step-btn", "#run-btn", "#back-btn",
+                    "#attention-plot .main-svg"]  # fmt: skip
+    assert all(shown for _, shown in tab.evaluate(ON_SCREEN, first_screen)), tab.evaluate(ON_SCREEN, first_screen)
+    assert tab.evaluate(OVERFLOWING) == []
+    shot(tab, f"first-screen-{width}")
+    tab.close()
+
+
+def test_the_projector_layout_holds_a_whole_step_at_1024x768(page, app_url):
+    """Issue 22: with a 3-line sentence the sentence box showed 1.5 of its lines and the output box too after Run,
+    the Layer control was 2 px wider than its column, Plotly's toolbar covered the figures' titles, and the
+    candidates lay below the screen."""
+    tab = opened(page, app_url, 1024, 768)
+    tab.locator("#presentation input").check()
+    tab.wait_for_function("() => document.body.classList.contains('presentation')")
+    source = tab.locator("#source-text textarea")
+    source.fill(THREE_LINES)
+    source.press("Enter")
+    tab.wait_for_function("() => document.querySelector('#source-pieces').innerText.includes('afternoon')")
+    tab.locator("#run-btn").click()
+    tab.wait_for_function("() => document.querySelector('#candidates-plot').innerText.includes('finished')")
+    tab.wait_for_timeout(500)
+    tab.evaluate("() => scrollTo(0, 0)")
+    step = ["#source-text", "#step-btn", "#run-btn", "#back-btn", "#reset-btn", "#stop-btn", "#output-text",
+            "#attention-plot .main-svg", "#candidates-plot .main-svg"]  # fmt: skip
+    assert all(shown for _, shown in tab.evaluate(ON_SCREEN, step)), tab.evaluate(ON_SCREEN, step)
+    assert tab.evaluate(HIDDEN_LINES, ["#source-text", "#output-text"]) == []
+    assert tab.evaluate(OVERFLOWING) == []
+    for plot in ("#attention-plot", "#candidates-plot"):  # the title lies below the toolbar's row
+        tab.locator(plot + " .main-svg").first.hover()
+        toolbar = tab.locator(plot + " .modebar").bounding_box()
+        title = tab.locator(plot + " .gtitle").bounding_box()
+        assert title["y"] >= toolbar["y"] + toolbar["height"] - 1, (plot, title, toolbar)
+    shot(tab, "projector-1024")
+    tab.close()
+
+
+def test_the_text_is_set_in_the_typeface_the_app_serves(page, app_url):
+    """Issue 22: the theme's Montserrat drew "z" with a bar and "E" like "Ɛ" ("ƶu Hause"). Noto Sans, served by
+    the app (no internet), with Chinese fonts after it."""
+    tab = opened(page, app_url)
+    loaded = []
+    tab.on("response", lambda r: loaded.append((r.status, r.url)) if r.url.endswith(".woff2") else None)
+    tab.reload()
+    tab.wait_for_selector("#attention-plot .js-plotly-plot")
+    tab.evaluate("() => document.fonts.ready")
+    family = tab.evaluate("() => getComputedStyle(document.querySelector('#source-text textarea')).fontFamily")
+    assert family.startswith('"Noto Sans", "Noto Sans SC"')
+    assert tab.evaluate("() => document.fonts.check('16px \"Noto Sans\"')")
+    assert (200, f"{app_url}gradio_api/file={ROOT}/assets/fonts/noto-sans-latin-400-normal.woff2") in loaded
+    assert "Noto Sans" in tab.evaluate(
+        "() => getComputedStyle(document.querySelector('#attention-plot .gtitle')).fontFamily"
+    )
+    tab.close()
+
+
 DIAGRAM_LABEL_AT = """text => {  // the middle of the first label of the diagram that reads `text` (its lines joined)
     const label = [...document.querySelectorAll('#inside-diagram .annotation-text')].find(t => t.textContent === text);
     const box = label.getBoundingClientRect();

@@ -40,10 +40,12 @@ class Panel(Base):
                     label="Source sentence", value=examples[0][0], lines=1, max_lines=6, elem_id="source-text",
                 ))  # fmt: skip
                 self.note = gr.Markdown(elem_id="source-note", elem_classes="note")  # what the model makes of it
-        self.examples = gr.Dataset(
-            components=["textbox"], samples=[[sentence] for sentence, _ in examples], label="Examples",
-            sample_labels=[label for _, label in examples], elem_id="examples",
-        )  # fmt: skip
+        with gr.Accordion("Examples: sentences to try", open=False, elem_id="examples-box"):  # folded: the first
+            # screen keeps its room for Step and the views
+            self.examples = gr.Dataset(
+                components=["textbox"], samples=[[sentence] for sentence, _ in examples], label="Examples",
+                sample_labels=[label for _, label in examples], elem_id="examples", show_label=False,
+            )  # fmt: skip
         self.pieces = gr.HTML(elem_id="source-pieces")
         self.outputs = [self.pieces, self.note]  # with a move too: a sentence typed and not yet sent goes with the Step
         self.controls = [self.examples, self.model, self.about, self.source]  # the source: for a model that

@@ -33,11 +33,18 @@ from plotly.io.json import to_json_plotly
 # The parts of plotly's "plotly_white" template these figures use. The full template is about 7 KB of JSON in
 # every figure sent to the browser, more than the data of a heatmap; this one is a tenth of that.
 _AXIS = {"gridcolor": "#EBF0F8", "linecolor": "#EBF0F8", "zerolinecolor": "#EBF0F8", "ticks": "", "automargin": True}
+# The page's typeface (ui/fonts.py, served by the app), then Chinese ones, then the system's; an exported PNG uses
+# whichever of them the exporting machine has.
+FONT_FAMILY = (
+    "'Noto Sans', 'Noto Sans SC', 'Noto Sans CJK SC', 'Source Han Sans SC', 'PingFang SC', 'Microsoft YaHei', "
+    "sans-serif"
+)
+
 TEMPLATE = {
     "layout": {
         "paper_bgcolor": "white",
         "plot_bgcolor": "white",
-        "font": {"color": "#2a3f5f"},
+        "font": {"color": "#2a3f5f", "family": FONT_FAMILY},
         "colorway": ["#636efa", "#EF553B", "#00cc96", "#ab63fa", "#FFA15A", "#19d3f3", "#FF6692", "#B6E880"],
         "hovermode": "closest",
         "hoverlabel": {"align": "left"},
@@ -214,25 +221,38 @@ def _figure(data: Sequence[Any], title: str, height: int, *, xaxis: dict, yaxis:
 
 
 ENLARGED_MIN_HEIGHT = 320  # a heatmap of two rows keeps a plot taller than its axis title
+ENLARGED_MAX_HEIGHT = 600  # a projector's 768 px hold the whole figure, below the tabs (assets/style.css)
+MODEBAR_PX = 34  # Plotly's toolbar, drawn over the figure's top right corner while the pointer is on it
+MIN_TICK_FONT = 10
 
 
 def enlarged(figure: Figure, by: float = 1.4) -> Figure:
     """A copy of `figure` with every text `by` times larger (the presentation layout: readable from the back of a
-    room), and as much taller, so that the larger labels leave the plot its room. A figure drawn for that layout
-    already (`Figure.presented`) is returned as it is."""
+    room), and as much taller, so that the larger labels leave the plot its room, up to `ENLARGED_MAX_HEIGHT`
+    (beyond it, the labels of a long axis are made smaller to fit its rows); the title below Plotly's toolbar.
+    A figure drawn for that layout already (`Figure.presented`) is returned as it is."""
     if figure.presented:
         return figure
     figure = Figure(figure.data, figure.layout)
     layout = figure.layout
     grow = lambda size, default: round((size or default) * by)  # noqa: E731
-    if layout.height:
-        layout["height"] = max(round(layout.height * by), ENLARGED_MIN_HEIGHT)
-    if layout.margin and layout.margin.t:
-        layout.margin["t"] = round(layout.margin.t * by)
+    top = layout.margin.t if layout.margin and layout.margin.t else 0
+    bars = any(trace.type == "bar" and trace.orientation == "h" for trace in figure.data)  # their rows hold it
     for name, default in (("font", 12), ("title", 14), ("hoverlabel", 12)):
         part = layout.setdefault(name, Props())
         font = part if name == "font" else part.setdefault("font", Props())
         font["size"] = grow(font.size, default)
+    if layout.title and layout.title.text:  # the title under the toolbar, not beneath it
+        layout.title.update(y=1, yref="container", yanchor="top", pad=Props(t=MODEBAR_PX))
+        margin = layout.setdefault("margin", Props())
+        extra = (margin.t or 40) - 40  # a legend on top keeps its room
+        margin["t"] = MODEBAR_PX + round(layout.title.font.size * 1.4) + 8 + max(extra, 0)
+    elif layout.margin and layout.margin.t:
+        layout.margin["t"] = round(layout.margin.t * by)
+    if layout.height and bars:  # only the title's room grows
+        layout["height"] += (layout.margin.t if layout.margin and layout.margin.t else 0) - top
+    elif layout.height:
+        layout["height"] = min(max(round(layout.height * by), ENLARGED_MIN_HEIGHT), ENLARGED_MAX_HEIGHT)
     for annotation in layout.annotations or []:
         if annotation.font and annotation.font.size:
             annotation.font["size"] = grow(annotation.font.size, 12)
@@ -243,7 +263,21 @@ def enlarged(figure: Figure, by: float = 1.4) -> Figure:
             axis.tickfont["size"] = grow(axis.tickfont.size, 12)
         if axis.title and axis.title.font and axis.title.font.size:
             axis.title.font["size"] = grow(axis.title.font.size, 12)
+    _fit_rows(figure)
     return figure
+
+
+def _fit_rows(figure: Figure) -> None:
+    """A heatmap whose rows are fewer pixels than its enlarged labels are tall gets labels that fit (at least
+    `MIN_TICK_FONT`): a capped height would otherwise draw them over each other."""
+    layout = figure.layout
+    rows = max((len(trace.y) for trace in figure.data if trace.type == "heatmap" and trace.y is not None), default=0)
+    if not rows or not layout.height or not layout.yaxis:
+        return
+    per_row = (layout.height - (layout.margin.t or 0) - 60) / rows  # 60: the x axis's labels and title below
+    size = (layout.yaxis.tickfont.size if layout.yaxis.tickfont else None) or layout.font.size
+    if per_row < size * 1.15:
+        layout.yaxis["tickfont"] = Props(size=max(MIN_TICK_FONT, int(per_row / 1.15)))
 
 
 def _title(text: str) -> dict[str, str]:

@@ -1,0 +1,45 @@
+"""The page's typeface, served by the app itself (never fetched from the internet): Noto Sans.
+
+Gradio's Soft theme draws its text in Montserrat, whose "z" has a bar and whose "E" looks like "Ɛ" ("ƶu Hause",
+"Ɛxcuse"): odd in a German lesson. Noto Sans is plain and legible, covers every Latin script (German included), and
+has a sister typeface for Chinese, Noto Sans SC, the first of the CJK fonts that follow it in the stack (those come
+from the reader's system). The files are @fontsource/noto-sans 5.3.0 (SIL Open Font License 1.1,
+`assets/fonts/OFL.txt`): two subsets, each downloaded by the browser only when the page shows a character of it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+FOLDER = Path(__file__).resolve().parent.parent / "assets" / "fonts"
+FAMILY = "Noto Sans"
+# Chinese, for a page or a sentence in Chinese: the reader's own CJK font (macOS, Windows, Linux, Android).
+CJK = ("Noto Sans SC", "Noto Sans CJK SC", "Source Han Sans SC", "PingFang SC", "Microsoft YaHei")
+STACK = (FAMILY, *CJK, "ui-sans-serif", "system-ui", "sans-serif")
+WEIGHTS = (400, 600, 700)
+SUBSETS = {  # the characters each file holds (as @fontsource's CSS gives them)
+    "latin": "U+0000-00FF,U+0131,U+0152-0153,U+02BB-02BC,U+02C6,U+02DA,U+02DC,U+0304,U+0308,U+0329,U+2000-206F,"
+    "U+20AC,U+2122,U+2191,U+2193,U+2212,U+2215,U+FEFF,U+FFFD",
+    "latin-ext": "U+0100-02BA,U+02BD-02C5,U+02C7-02CC,U+02CE-02D7,U+02DD-02FF,U+0304,U+0308,U+0329,U+1D00-1DBF,"
+    "U+1E00-1E9F,U+1EF2-1EFF,U+2020,U+20A0-20AB,U+20AD-20C0,U+2113,U+2C60-2C7F,U+A720-A7FF",
+}
+
+
+def css_stack() -> str:
+    """The font stack as CSS writes it."""
+    return ", ".join(f"'{name}'" if " " in name else name for name in STACK)
+
+
+def font_faces() -> str:
+    """The @font-face rules of the served files, by addresses relative to the page (they work behind a proxy that
+    serves the app under a path of its own). The folder must be one of gradio's static paths (`app.py`)."""
+    rules = []
+    for weight in WEIGHTS:
+        for subset, characters in SUBSETS.items():
+            path = (FOLDER / f"noto-sans-{subset}-{weight}-normal.woff2").as_posix()
+            rules.append(
+                f"@font-face {{ font-family: '{FAMILY}'; font-style: normal; font-weight: {weight}; "
+                f"font-display: swap; src: url('gradio_api/file={path}') format('woff2'); "
+                f"unicode-range: {characters}; }}"
+            )
+    return "\n".join(rules)
