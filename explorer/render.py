@@ -170,14 +170,56 @@ def written_tokens(views: Views) -> list[str]:
     return [*views.target_tokens[1:], views.end_token if views.finished else "(choosing now)"]
 
 
+def layer_peakedness(cross: torch.Tensor, head: int | None = None) -> list[float]:
+    """How peaked each layer's cross-attention (L, H, T, S) is, as the alignment lines draw it (the average of the
+    heads, or one head): the *mean top weight*, the largest weight each target row gives one source piece,
+    averaged over the rows. 1: every row looks at one source piece only; 1/S: every row spreads evenly."""
+    maps = cross.mean(dim=1) if head is None else cross[:, head]
+    return [round(float(value), 6) for value in maps.amax(dim=-1).mean(dim=-1)]
+
+
+def most_peaked_layer(views: Views, head: int | None = None) -> int:
+    """The layer whose cross-attention is the most peaked for the sentence so far (`layer_peakedness`); on a tie,
+    the lowest. The alignment lines open on it."""
+    peaked = layer_peakedness(views.cross, head)
+    return peaked.index(max(peaked))
+
+
 def alignment_figure(views: Views, state: ExplorerState) -> figures.Figure:
     """Cross-attention of the selected layer and head (or the head average) as lines between the sentences."""
     layer = layer_of(views, "cross", state.layer)
     weights, which = _heads(_family_maps(views, "cross")[layer], state.head)
+    peaked = " (the most peaked)" if layer == most_peaked_layer(views, state.head) and views.cross.shape[0] > 1 else ""
     return figures.alignment_lines(
         weights.numpy(), written_tokens(views), views.source_tokens, read_tokens=views.target_tokens,
-        current=None if views.finished else -1, title=f"Cross-attention as alignment, layer {layer}, {which}",
+        current=None if views.finished else -1, title=f"Cross-attention as alignment, layer {layer}{peaked}, {which}",
+        max_labels=PRESENTED_ALIGNMENT_LABELS if state.presentation else None,
     )  # fmt: skip
+
+
+PRESENTED_ALIGNMENT_LABELS = 20  # the presentation layout: upright 17 px type, 24 px a name, in 540 px (at 1024 px)
+
+
+def alignment_measure(views: Views, state: ExplorerState) -> str:
+    """Which layer the alignment lines show, and how peaked each layer's cross-attention is (`layer_peakedness`),
+    in Markdown: "**Layer 2 is shown: its cross-attention is the most peaked for this sentence** (mean top weight
+    0.73; layer 0: 0.50, layer 1: 0.35)."."""
+    peaked = layer_peakedness(views.cross, state.head)
+    shown, best = layer_of(views, "cross", state.layer), most_peaked_layer(views, state.head)
+    which = "the average of the heads" if state.head is None else f"head {state.head}"
+    defined = (
+        f"The *mean top weight* is the largest weight a piece of the translation gives one source piece, averaged "
+        f"over the pieces so far ({which}): 1 would be a clean one-to-one alignment."
+    )
+    if len(peaked) == 1:
+        return f"**This model has one layer** (mean top weight {peaked[0]:.2f}). {defined}"
+    others = ", ".join(f"layer {layer}: {value:.2f}" for layer, value in enumerate(peaked) if layer != best)
+    numbers = f"(mean top weight {peaked[best]:.2f}; {others})"
+    if shown == best:
+        headline = f"**Layer {shown} is shown: its cross-attention is the most peaked for this sentence**"
+    else:
+        headline = f"**Layer {shown} is shown; the most peaked for this sentence is layer {best}**"
+    return f"{headline} {numbers}. {defined}"
 
 
 def attention_thumbnails(views: Views, state: ExplorerState) -> str:
@@ -217,12 +259,14 @@ def attention_caption(views: Views, state: ExplorerState) -> str:
         )
     if state.view == "alignment":
         return (
+            f"{alignment_measure(views, state)}\n\n"
             "The English pieces on top, the translation below. Each line joins a piece of the translation to a "
             "source piece its step attended to, thicker and darker for more weight (below 0.05: no line); "
             "orange is the step choosing now. **The shift by one:** the decoder position that reads “Meine” is the "
             "one that writes “Schwester”, so its lines are drawn from “Schwester”, the piece they helped to write "
-            "(hover a piece to see which one its query read). Middle layers often align most clearly. "
-            f"{WORD_START_NOTE}"
+            "(hover a piece to see which one its query read). Which layer aligns most clearly differs from model to "
+            "model (in deeper translation models it is often one of the upper layers, not always the last), so the "
+            f"lines open on the layer measured as the most peaked for the sentence. {WORD_START_NOTE}"
         )
     if state.family == "encoder":
         return (

@@ -679,6 +679,85 @@ def test_nothing_changes_silently(page, app_url):
     tab.close()
 
 
+ALIGNMENT_SENTENCE = (
+    "We compared the prices in three different shops before we bought the washing machine, and then we drove home "
+    "through the old town, where my grandmother was waiting for us with coffee and a large apple cake that she had "
+    "baked in the morning for the whole family."
+)  # en-de: 69 source pieces, 37 output pieces
+TICK_LABELS = """axis => [...document.querySelectorAll(`#attention-plot g.${axis}tick text`)]
+    .map(text => text.getBoundingClientRect()).filter(box => box.width > 0)
+    .map(box => [box.left, box.top, box.right, box.bottom])"""
+
+
+def overlaps(boxes: list[list[float]]) -> list[tuple[int, int]]:
+    """The pairs of boxes (left, top, right, bottom) that overlap by more than half a pixel."""
+    return [
+        (i, j)
+        for i, a in enumerate(boxes)
+        for j, b in enumerate(boxes[i + 1 :], i + 1)
+        if min(a[2], b[2]) - max(a[0], b[0]) > 0.5 and min(a[3], b[3]) - max(a[1], b[1]) > 0.5
+    ]
+
+
+def test_alignment_lines_open_on_the_most_peaked_layer_and_labels_do_not_overlap(page, app_url):
+    """Issue 22: the alignment lines opened on layer 0, the muddiest, while the caption said middle layers align
+    best; and with a long output the pieces' names along the bottom ran into each other."""
+    from explorer import ExplorerState
+
+    tab = opened(page, app_url)  # en-de, its first example, nothing written yet
+    layer = tab.locator("#attention-layer input[type=number]")
+    caption = "() => document.querySelector('#attention-caption').innerText"
+    title = "() => document.querySelector('#attention-plot .gtitle').textContent"
+    assert layer.input_value() == "0"
+    tab.locator("#attention-view").get_by_text("alignment lines").click()
+    tab.wait_for_function(f"() => ({caption})().includes(' is shown')")
+    assert layer.input_value() == "2"  # the layer control follows
+    shown = tab.evaluate(caption)
+    assert re.search(r"Layer 2 is shown: its cross-attention is the most peaked for this sentence \(mean top weight "
+                     r"0\.\d\d; layer 0: 0\.\d\d, layer 1: 0\.\d\d\)", shown)  # fmt: skip
+    assert "Middle layers often align most clearly" not in shown
+    tab.wait_for_function(f"() => ({title})().includes('layer 2 (the most peaked)')")
+    shot(tab, "alignment-peaked")
+
+    layer.fill("0")  # a layer the user picks stays, step after step, and says which one would be clearer
+    layer.press("Enter")
+    tab.wait_for_function(f"() => ({caption})().includes('Layer 0 is shown; the most peaked for this sentence is')")
+    tab.locator("#step-btn").click()
+    wait_for_output_change(tab, "")
+    tab.wait_for_function(f"() => ({caption})().includes('over the pieces so far')")
+    assert layer.input_value() == "0" and "Layer 0 is shown;" in tab.evaluate(caption)
+    first = tab.locator("#source-text textarea").input_value()  # a shared link names its layer, and opens on it
+    link = "?state=" + ExplorerState(model="en-de", source=first, view="alignment", layer=0, choices=(None,)).to_link()
+
+    source = tab.locator("#source-text textarea")  # a long sentence, translated to the end
+    source.fill(ALIGNMENT_SENTENCE)
+    source.press("Enter")
+    tab.wait_for_function("() => document.querySelector('#source-pieces').innerText.includes('coffee')")
+    tab.locator("#run-btn").click()
+    last = "() => document.querySelector('#attention-plot .js-plotly-plot').layout.xaxis.ticktext.at(-1)"
+    tab.wait_for_function(f"() => ({last})() === '&lt;/s&gt;'", timeout=60_000)  # the newest piece keeps its name
+    tab.wait_for_timeout(300)  # plotly turns the labels once they are laid out
+    bottom, top = tab.evaluate(TICK_LABELS, "x"), tab.evaluate(TICK_LABELS, "x2")
+    assert len(bottom) >= 12 and len(top) >= 23  # of 37 and 69 pieces: at least one in three named
+    assert overlaps(bottom) == [] and overlaps(top) == []
+    heading = tab.locator("#attention-plot .gtitle").bounding_box()  # nor does the title run into the top row
+    heading = [heading["x"], heading["y"], heading["x"] + heading["width"], heading["y"] + heading["height"]]
+    assert overlaps([heading, *top]) == []
+    figure = tab.locator("#attention-plot .main-svg").first.bounding_box()
+    for box in bottom + top:  # inside the figure, not cut off at its edges
+        assert figure["x"] - 1 <= box[0] and box[2] <= figure["x"] + figure["width"] + 1
+        assert figure["y"] - 1 <= box[1] and box[3] <= figure["y"] + figure["height"] + 1
+    lines = tab.locator("#attention-plot .nsewdrag").first.bounding_box()
+    assert lines["height"] >= 250  # the labels took room of their own, not the lines'
+    shot(tab, "alignment-long")
+
+    tab.goto(app_url + link)
+    tab.wait_for_function("() => (document.querySelector('#attention-caption') || {innerText: ''}).innerText"
+                          ".includes('Layer 0 is shown;')")  # fmt: skip
+    assert layer.input_value() == "0"
+    tab.close()
+
+
 OVERFLOWING = """() => [...document.querySelectorAll('.contain *')]
     .filter(e => e.offsetParent && !e.closest('.visually-hidden') && e.scrollWidth > e.clientWidth + 1
                  && !['visible', 'clip'].includes(getComputedStyle(e).overflowX))

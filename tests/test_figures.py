@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import re
 from types import SimpleNamespace
 
@@ -520,9 +521,12 @@ def test_alignment_lines_join_each_written_piece_to_the_source_pieces_it_attende
     assert any("245,133,24" in t.line.color and t.line.width == 7.0 for t in lines)  # 0.8, the step now: orange
     assert any("33,113,181" in t.line.color and t.line.width == 7.0 for t in lines)  # 0.9, an earlier step: blue
     assert any("245,133,24" in t.line.color and t.line.width == 2.0 for t in lines)  # 0.18: thinner
-    source_row, target_row = (t for t in figure.data if t.mode == "markers+text")
-    assert list(source_row.text) == ["hello", "my", "friend"] and set(source_row.y) == {1}
-    assert list(target_row.text) == ["Hallo", "(choosing now)"] and set(target_row.y) == {0}
+    source_row, target_row = (t for t in figure.data if t.mode == "markers")
+    assert (source_row.xaxis, set(source_row.y), target_row.xaxis, set(target_row.y)) == ("x2", {1}, "x", {0})
+    assert list(figure.layout.xaxis2.ticktext) == ["hello", "my", "friend"] and figure.layout.xaxis2.side == "top"
+    assert list(figure.layout.xaxis.ticktext) == ["Hallo", "(choosing now)"] and figure.layout.xaxis.side == "bottom"
+    assert list(figure.layout.xaxis.tickvals) == list(target_row.x)  # each name under its piece
+    assert "its query read &lt;s&gt;" in target_row.hovertext[0] and "hello: 0.90" in target_row.hovertext[0]
     assert "its query read &lt;s&gt;" in target_row.hovertext[0] and "hello: 0.90" in target_row.hovertext[0]
 
 
@@ -616,3 +620,27 @@ def test_a_figure_owns_its_structure_so_enlarging_one_changes_no_other():
     assert first.layout.font.size > second.layout.font.size
     assert second.layout.xaxis.title == {"text": "probability"}  # the shared axis constants are unchanged
     assert first.layout.template is not second.layout.template
+
+
+def test_alignment_labels_of_a_long_output_are_thinned_and_may_stand_upright():
+    """Issue 22: with a long output the names along the bottom ran into each other."""
+    from explorer.figures.attention import ALIGNMENT_MAX_LABELS
+
+    n_target, n_source = 127, 69  # en-de's longest output; a sentence of 69 pieces
+    written = [("▁" if i % 3 == 0 else "") + f"w{i}" for i in range(n_target - 1)] + ["(choosing now)"]
+    source = [("▁" if i % 2 == 0 else "") + f"s{i}" for i in range(n_source)]
+    figure = figures.alignment_lines(attention((n_target, n_source)), written, source, current=-1, title="long")
+    bottom, top = figure.layout.xaxis, figure.layout.xaxis2
+    for axis, names, n in ((bottom, written, n_target), (top, source, n_source)):
+        shown = [round(x * (n - 1)) for x in axis.tickvals]
+        assert len(shown) <= ALIGNMENT_MAX_LABELS and [names[i] for i in shown] == list(axis.ticktext)
+        k = math.ceil(n / ALIGNMENT_MAX_LABELS)
+        assert min(b - a for a, b in itertools.pairwise(shown)) >= k  # far enough apart to stand side by side
+        assert sum(not names[i].startswith("▁") for i in shown) <= 2  # words' first pieces, where there are some
+        assert list(axis.autotickangles) == [0, -90]  # too many to lie flat: upright (plotly picks, in the browser)
+    assert bottom.ticktext[-1] == "(choosing now)" and top.ticktext[0] == "▁s0"
+    assert figure.layout.height > 380 and figure.layout.title.automargin  # room for upright names, above the title
+    larger = figures.alignment_lines(attention((n_target, n_source)), written, source, current=-1, max_labels=20)
+    assert len(larger.layout.xaxis.ticktext) <= 20 and larger.layout.xaxis.ticktext[-1] == "(choosing now)"
+    short = figures.alignment_lines(attention((3, 4)), ["a", "b", "c"], list("wxyz"), title="short")
+    assert list(short.layout.xaxis.ticktext) == ["a", "b", "c"] and short.layout.height == 380  # all, flat

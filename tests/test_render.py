@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -177,9 +178,9 @@ def test_the_alignment_view_draws_the_written_piece_shifted_by_one(explorer):
     written = render.written_tokens(views)
     assert written[:-1] == views.target_tokens[1:] and written[-1] == "(choosing now)"
     figure = render.alignment_figure(views, explorer.state.replace(view="alignment", layer=1))
-    target_row = [t for t in figure.data if t.mode == "markers+text"][1]
-    assert len(target_row.text) == len(views.target_tokens)
-    assert "layer 1, average of the heads" in figure.layout.title.text
+    assert len(figure.layout.xaxis.ticktext) == len(views.target_tokens)  # the written pieces, along the bottom
+    assert re.fullmatch(r"Cross-attention as alignment, layer 1( \(the most peaked\))?, average of the heads",
+                        figure.layout.title.text)  # fmt: skip
     assert "shift by one" in render.attention_caption(views, explorer.state.replace(view="alignment"))
     finished = Explorer(explorer.registry, explorer.state.replace(choices=()))
     for _ in finished.run():
@@ -211,3 +212,55 @@ def test_a_state_names_its_attention_view_and_layout_and_a_link_keeps_them():
         ExplorerState(view="sideways")
     with pytest.raises(ExplorerError, match="presentation"):
         ExplorerState(presentation="yes")
+
+
+def rows(*tops: float, n_source: int = 4) -> list[list[float]]:
+    """Attention rows whose largest weight is each of `tops`, the rest spread evenly over the other pieces."""
+    return [[top, *[(1 - top) / (n_source - 1)] * (n_source - 1)] for top in tops]
+
+
+def test_the_peakedness_of_a_layer_is_the_mean_top_weight_of_the_map_drawn():
+    """Issue 22: the alignment lines opened on layer 0, the muddiest; they open on the most peaked layer."""
+    import torch
+
+    cross = torch.tensor([  # (L=3, H=2, T=2, S=4)
+        [rows(0.4, 0.4), rows(0.4, 0.4)],
+        [rows(0.9, 0.9), rows(0.3, 0.3)],  # one sharp head and one vague one: the average is what is drawn
+        [rows(0.7, 0.5), rows(0.7, 0.5)],
+    ])  # fmt: skip
+    assert render.layer_peakedness(cross) == pytest.approx([0.4, 0.6, 0.6])  # the head average's top weights
+    assert render.layer_peakedness(cross, head=0) == pytest.approx([0.4, 0.9, 0.6])
+    uniform = torch.full((2, 1, 3, 4), 0.25)
+    assert render.layer_peakedness(uniform) == pytest.approx([0.25, 0.25])  # 1/S: spread evenly
+
+
+def test_the_alignment_lines_say_which_layer_is_shown_and_which_is_the_most_peaked(explorer):
+    import dataclasses
+
+    import torch
+
+    n_target, n_source = len(explorer.views().target_tokens), len(explorer.views().source_tokens)
+    cross = torch.tensor([[rows(*[top] * n_target, n_source=n_source)] * 2 for top in (0.34, 0.52, 0.81)])
+    views = dataclasses.replace(explorer.views(), cross=cross)
+    assert render.most_peaked_layer(views) == 2
+    state = explorer.state.replace(view="alignment", layer=2)
+    caption = render.attention_caption(views, state)
+    assert caption.startswith(
+        "**Layer 2 is shown: its cross-attention is the most peaked for this sentence** (mean top weight 0.81; "
+        "layer 0: 0.34, layer 1: 0.52). The *mean top weight* is the largest weight a piece of the translation "
+        "gives one source piece, averaged over the pieces so far (the average of the heads)"
+    )
+    assert "Middle layers often align most clearly" not in caption  # untrue of this model: its last layer aligns
+    assert "(the most peaked)" in render.alignment_figure(views, state).layout.title.text
+    caption = render.attention_caption(views, state.replace(layer=0, head=1))
+    assert caption.startswith("**Layer 0 is shown; the most peaked for this sentence is layer 2** (mean top weight")
+    assert "(head 1)" in caption
+    assert "most peaked" not in render.alignment_figure(views, state.replace(layer=0)).layout.title.text
+
+
+def test_the_en_de_example_aligns_most_clearly_in_its_last_layer():
+    """The sentence the page opens on (en-de's first example): layer 2 of 3, not a middle one, is the clean one."""
+    registry = ModelRegistry(CHECKPOINTS)
+    views = Explorer(registry, ExplorerState(model="en-de", source=registry.examples("en-de")[0][0])).views()
+    peaked = render.layer_peakedness(views.cross)
+    assert render.most_peaked_layer(views) == 2 == len(peaked) - 1 and peaked[2] > max(peaked[:2]) + 0.15

@@ -9,7 +9,7 @@ from typing import Any
 import gradio as gr
 from gradio.components import Component
 
-from explorer import render
+from explorer import Explorer, render
 
 from .panel import Panel as Base
 from .panel import Refresh
@@ -72,10 +72,23 @@ class Panel(Base):
 
     def wire(self) -> None:
         page = self.page
-        page.on_input(self.family, self.layer, self.head, self.view)
+        page.on_input(self.family, self.layer, self.head)
+        self.view.input(page.action(self.opened_view), page.inputs, page.outputs, api_visibility="private",
+                        trigger_mode="always_last", **QUICK)  # fmt: skip
         self.thumbnails.select(
             self.open_large, None, [self.layer, self.head, self.view], api_visibility="private", **QUICK
         ).then(page.apply, page.inputs, page.outputs, api_visibility="private")
+
+    @staticmethod
+    def opened_view(explorer: Explorer) -> None:
+        """The user chose a view: the alignment lines open on the layer whose cross-attention is the most peaked for
+        the sentence (`render.most_peaked_layer`; the caption says so), and the layer control follows. A layer the
+        user picks after that stays; a shared link opens on the layer it names (it chooses no view)."""
+        state = explorer.state
+        if state.view == "alignment":
+            peaked = render.most_peaked_layer(explorer.views(), state.head)
+            deepest = explorer.checkpoint.model.config.n_layers(state.family) - 1  # the layer control's range
+            explorer.update(layer=min(peaked, deepest))
 
     def open_large(self, event: gr.SelectData) -> dict[Component, Any]:
         """A thumbnail was clicked: show its layer and head, large, as one heatmap."""

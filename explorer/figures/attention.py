@@ -19,6 +19,7 @@ from .base import (
     BAR_COLOR,
     GRID_TICK_MAX,
     VALUE_TEXT_MAX,
+    WORD_START,
     Figure,
     _as_array,
     _axis_titles,
@@ -366,10 +367,12 @@ def alignment_lines(
     current: int | None = None,
     title: str = "",
     height: int = 380,
+    max_labels: int | None = None,
 ) -> Figure:
     """Cross-attention as an alignment: the source sentence on top, the translation below, and a line from each
     target piece to every source piece its query attended to, thicker and darker for more weight (under 0.05:
-    no line).
+    no line). The pieces are named along the top and the bottom, side by side or, when they do not fit, upright;
+    a long row names only some of its pieces (`_thinned`), and hover names every one.
 
     Args:
         weights: (T, S) cross-attention weights of one head or a head average.
@@ -378,7 +381,9 @@ def alignment_lines(
         source_tokens: S source pieces.
         read_tokens: T pieces, the piece each row read (the decoder's input), named on hover.
         current: the row choosing the next piece now, drawn in the accent colour.
+        max_labels: the most pieces named along a row (by default `ALIGNMENT_MAX_LABELS`; fewer for larger type).
     """
+    most = max_labels or ALIGNMENT_MAX_LABELS
     z = _as_array(weights, 2, "weights")
     n_t, n_s = z.shape
     _check_length(written_tokens, n_t, "written_tokens")
@@ -409,19 +414,34 @@ def alignment_lines(
         reading = f" (its query read {escape_label(shorten(readable(read[t])))})" if read[t] else ""
         return f"wrote {escape_label(shorten(readable(written_tokens[t])))}{reading}<br>looked at:<br>{looks}"
 
-    labels = [escape_label(shorten(readable(token), 14)) for token in written_tokens]
-    sources = [escape_label(shorten(readable(token), 14)) for token in source_tokens]
+    labels = [escape_label(shorten(readable(token), ALIGNMENT_LABEL_CHARS)) for token in written_tokens]
+    sources = [escape_label(shorten(readable(token), ALIGNMENT_LABEL_CHARS)) for token in source_tokens]
     colors = [ACCENT if t == row else BAR_COLOR for t in range(n_t)]
-    traces.append(_token_row(xs, 1, sources, [BAR_COLOR] * n_s, "top", [f"source {s}" for s in sources]))
-    traces.append(_token_row(xt, 0, labels, colors, "bottom", [hover(t) for t in range(n_t)]))
-    return _figure(
+    traces.append(_token_row(xs, 1, [BAR_COLOR] * n_s, [f"source {s}" for s in sources], "x2"))
+    traces.append(_token_row(xt, 0, colors, [hover(t) for t in range(n_t)], "x"))
+    figure = _figure(
         traces,
         title,
-        height,
-        xaxis={"visible": False, "range": [-0.06, 1.06]},
-        yaxis={"visible": False, "range": [-0.45, 1.45]},
+        height + _upright_room(sources, most) + _upright_room(labels, most),
+        xaxis=_token_axis(xt, _thinned(labels, most, newest_first=True), "bottom"),
+        xaxis2={**_token_axis(xs, _thinned(sources, most), "top"), "overlaying": "x", "matches": "x"},
+        yaxis={"visible": False, "range": [-0.06, 1.06], "fixedrange": True},
         showlegend=False,
     )
+    # The title keeps its own room above the source's names, however tall they stand: plotly adds the room a title
+    # needs to what the axis needs only when the title needs more than the figure's top margin.
+    figure.layout.title.update(yref="container", automargin=True, pad={"t": 6, "b": 8})
+    figure.layout.margin["t"] = 10
+    return figure
+
+
+# The alignment's token labels: at most this many characters, and at most `ALIGNMENT_MAX_LABELS` along a row (when
+# there are more pieces, some go unnamed, `_thinned`; hover names every piece); too many for a row to hold side by
+# side, they stand upright (plotly's automatic tick angle, chosen in the browser, which knows the width).
+ALIGNMENT_LABEL_CHARS = 14
+ALIGNMENT_MAX_LABELS = 36  # upright, a label of 12 px type is 17 px wide: 36 fit in a plot 620 px wide
+_LABEL_PX = 7  # about the width of a character of 12 px type
+_ROW_PX = 700  # a row of labels wider than this (the plot's width beside the page's controls) likely stands upright
 
 
 def _spread(n: int) -> np.ndarray:
@@ -429,11 +449,46 @@ def _spread(n: int) -> np.ndarray:
     return np.array([0.5]) if n == 1 else np.linspace(0.0, 1.0, n)
 
 
-def _token_row(x: np.ndarray, y: float, labels: list[str], colors: list[str], side: str, hover: list[str]):
-    """A row of tokens (markers with their text above or below) at height `y`."""
+def _upright_room(labels: list[str], most: int) -> int:
+    """The pixels a row of these labels takes beyond a horizontal row's, when it likely stands upright (the figure
+    grows by as much, so that its lines keep their room)."""
+    widths = [_LABEL_PX * len(html.unescape(label)) for label in _thinned(labels, most).values()]
+    if sum(width + 12 for width in widths) <= _ROW_PX:
+        return 0
+    return max(0, max(widths) - 20)
+
+
+def _thinned(labels: list[str], most: int, *, newest_first: bool = False) -> dict[int, str]:
+    """The labels to write along a row, by position: all of them, or, when there are more than `most`, labels at
+    least k pieces apart (k = n / `most`, rounded up): from the first piece (the last when `newest_first`: the
+    piece being chosen keeps its name), each next one the first piece that starts a word (`▁`) k to 2k - 1 pieces
+    on, or else the piece k on. Hover names every piece."""
+    n = len(labels)
+    k = math.ceil(n / max(most, 1))
+    if k <= 1:
+        return dict(enumerate(labels))
+    order = list(range(n - 1, -1, -1)) if newest_first else list(range(n))
+    at, picked = 0, [order[0]]
+    while at + k < n:
+        at = next((j for j in range(at + k, min(at + 2 * k, n)) if labels[order[j]].startswith(WORD_START)), at + k)
+        picked.append(order[at])
+    return {i: labels[i] for i in sorted(picked)}
+
+
+def _token_axis(x: np.ndarray, shown: dict[int, str], side: str) -> dict[str, Any]:
+    """An x axis naming the pieces `shown` (labels by position) of one row at their places, side by side when they
+    fit and upright when they do not."""
+    return {"side": side, "range": [-0.04, 1.04], "fixedrange": True, "showgrid": False, "zeroline": False,
+            "showline": False, "ticks": "", "tickmode": "array", "tickvals": [float(x[i]) for i in shown],
+            "ticktext": list(shown.values()), "tickfont": {"size": 12},
+            "autotickangles": [0, -90], "ticklabeloverflow": "allow"}  # fmt: skip
+
+
+def _token_row(x: np.ndarray, y: float, colors: list[str], hover: list[str], axis: str):
+    """A row of tokens (markers, named by the axis along that side) at height `y`."""
     return trace("scatter",
-        x=x, y=[y] * len(x), mode="markers+text", text=labels, textposition=f"{side} center",
-        marker={"size": 9, "color": colors}, textfont={"size": 12}, hovertext=hover, hoverinfo="text",
+        x=x, y=[y] * len(x), mode="markers", marker={"size": 9, "color": colors}, hovertext=hover, hoverinfo="text",
+        xaxis=axis, yaxis="y",
     )  # fmt: skip
 
 
