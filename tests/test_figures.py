@@ -527,7 +527,6 @@ def test_alignment_lines_join_each_written_piece_to_the_source_pieces_it_attende
     assert list(figure.layout.xaxis.ticktext) == ["Hallo", "(choosing now)"] and figure.layout.xaxis.side == "bottom"
     assert list(figure.layout.xaxis.tickvals) == list(target_row.x)  # each name under its piece
     assert "its query read &lt;s&gt;" in target_row.hovertext[0] and "hello: 0.90" in target_row.hovertext[0]
-    assert "its query read &lt;s&gt;" in target_row.hovertext[0] and "hello: 0.90" in target_row.hovertext[0]
 
 
 def test_a_thumbnail_is_the_heatmap_in_whole_pixels_with_masks_grey_and_the_current_row_framed():
