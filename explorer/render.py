@@ -186,15 +186,25 @@ def most_peaked_layer(views: Views, head: int | None = None) -> int:
 
 
 def alignment_figure(views: Views, state: ExplorerState) -> figures.Figure:
-    """Cross-attention of the selected layer and head (or the head average) as lines between the sentences."""
+    """Cross-attention of the selected layer and head (or the head average) as lines between the sentences; in the
+    presentation layout, enlarged here, with a shorter title (it fits a projector's 1024 px in its larger type)."""
     layer = layer_of(views, "cross", state.layer)
     weights, which = _heads(_family_maps(views, "cross")[layer], state.head)
     peaked = " (the most peaked)" if layer == most_peaked_layer(views, state.head) and views.cross.shape[0] > 1 else ""
-    return figures.alignment_lines(
+    title = f"Cross-attention as alignment, layer {layer}{peaked}, {which}"
+    if state.presentation:
+        title = f"Alignment, layer {layer}{peaked}, {'head average' if state.head is None else which}"
+    figure = figures.alignment_lines(
         weights.numpy(), written_tokens(views), views.source_tokens, read_tokens=views.target_tokens,
-        current=None if views.finished else -1, title=f"Cross-attention as alignment, layer {layer}{peaked}, {which}",
+        current=None if views.finished else -1, title=title,
         max_labels=PRESENTED_ALIGNMENT_LABELS if state.presentation else None,
     )  # fmt: skip
+    if not state.presentation:
+        return figure
+    # Its title, under Plotly's toolbar, keeps its room above the source's names (`enlarged` sets the top margin).
+    figure = figures.attention.title_above_names(figures.enlarged(figure), pad=figures.base.MODEBAR_PX)
+    figure.presented = True
+    return figure
 
 
 PRESENTED_ALIGNMENT_LABELS = 20  # the presentation layout: upright 17 px type, 24 px a name, in 540 px (at 1024 px)

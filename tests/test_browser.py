@@ -750,6 +750,14 @@ def test_alignment_lines_open_on_the_most_peaked_layer_and_labels_do_not_overlap
     lines = tab.locator("#attention-plot .nsewdrag").first.bounding_box()
     assert lines["height"] >= 250  # the labels took room of their own, not the lines'
     shot(tab, "alignment-long")
+    tab.locator("#presentation input").check()  # and in the projector's larger type
+    tab.wait_for_function(f"() => ({title})().startsWith('Alignment, layer 0')")
+    tab.wait_for_timeout(300)
+    bottom, top = tab.evaluate(TICK_LABELS, "x"), tab.evaluate(TICK_LABELS, "x2")
+    heading = tab.locator("#attention-plot .gtitle").bounding_box()
+    heading = [heading["x"], heading["y"], heading["x"] + heading["width"], heading["y"] + heading["height"]]
+    assert len(bottom) >= 8 and overlaps(bottom) == [] and overlaps([heading, *top]) == []
+    shot(tab, "alignment-long-presentation")
 
     tab.goto(app_url + link)
     tab.wait_for_function("() => (document.querySelector('#attention-caption') || {innerText: ''}).innerText"

@@ -264,3 +264,19 @@ def test_the_en_de_example_aligns_most_clearly_in_its_last_layer():
     views = Explorer(registry, ExplorerState(model="en-de", source=registry.examples("en-de")[0][0])).views()
     peaked = render.layer_peakedness(views.cross)
     assert render.most_peaked_layer(views) == 2 == len(peaked) - 1 and peaked[2] > max(peaked[:2]) + 0.15
+
+
+def test_the_alignment_lines_are_enlarged_once_for_the_presentation_layout_with_their_title_above_the_names(explorer):
+    import json
+
+    import plotly.graph_objects as go
+
+    from explorer import figures
+
+    state = explorer.state.replace(view="alignment", presentation=True)
+    figure = render.alignment_figure(explorer.views(), state)
+    assert figure.presented and render.presented({"plot": figure}, state)["plot"] is figure  # enlarged once
+    assert figure.layout.font.size > 12 and figure.layout.title.text.startswith("Alignment, layer")  # fits 1024 px
+    title, margin = figure.layout.title, figure.layout.margin
+    assert title.automargin and title.pad.t == figures.base.MODEBAR_PX and margin.t < title.pad.t  # the title pushes
+    assert json.loads(figure.to_json()) == json.loads(go.Figure(figure.to_dict()).to_json())  # as plotly would send

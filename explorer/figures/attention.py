@@ -21,6 +21,7 @@ from .base import (
     VALUE_TEXT_MAX,
     WORD_START,
     Figure,
+    Props,
     _as_array,
     _axis_titles,
     _check_length,
@@ -428,9 +429,14 @@ def alignment_lines(
         yaxis={"visible": False, "range": [-0.06, 1.06], "fixedrange": True},
         showlegend=False,
     )
-    # The title keeps its own room above the source's names, however tall they stand: plotly adds the room a title
-    # needs to what the axis needs only when the title needs more than the figure's top margin.
-    figure.layout.title.update(yref="container", automargin=True, pad={"t": 6, "b": 8})
+    return title_above_names(figure)
+
+
+def title_above_names(figure: Figure, pad: int = 6) -> Figure:
+    """`figure` (an alignment) with its title in a room of its own above the source's names, however tall they
+    stand, `pad` pixels below the figure's top: Plotly adds the room a title needs to the room the top axis needs
+    only when the title needs more than the figure's top margin, so the margin is small and the title pushes it."""
+    figure.layout.title.update(yref="container", y=1, yanchor="top", automargin=True, pad=Props(t=pad, b=8))
     figure.layout.margin["t"] = 10
     return figure
 
