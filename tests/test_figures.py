@@ -566,6 +566,24 @@ def test_enlarged_figures_have_larger_type_and_room_for_it():
     assert figure.layout.xaxis.tickfont.size == round(ticks * 1.5)
 
 
+def test_enlarged_figures_fit_a_projector_screen_with_their_titles_below_the_toolbar():
+    """Issue 22: at 1024×768 the heatmap of a long output was 1,000 px tall, and Plotly's toolbar covered the
+    titles. An enlarged figure is at most `ENLARGED_MAX_HEIGHT` tall (its row labels shrink to fit its rows), its
+    title sits below the toolbar's row, and a bar chart (whose bars hold the larger labels) grows only by that."""
+    tall = figures.attention_heatmap(attention((40, 6)), [f"t{i}" for i in range(40)], SOURCE[:6], title="tall")
+    big = figures.enlarged(tall)
+    assert big.layout.height == figures.base.ENLARGED_MAX_HEIGHT < round(tall.layout.height * 1.4)
+    rows_px = (big.layout.height - big.layout.margin.t - 60) / 40
+    assert figures.base.MIN_TICK_FONT <= big.layout.yaxis.tickfont.size <= rows_px / 1.15
+    title = big.layout.title
+    assert (title.y, title.yref, title.yanchor, title.pad.t) == (1, "container", "top", figures.base.MODEBAR_PX)
+    assert big.layout.margin.t >= figures.base.MODEBAR_PX + title.font.size
+    bars = figures.candidates_bar(["▁a", "▁b", "▁c"], [0.5, 0.3, 0.2], title="next")
+    grown = figures.enlarged(bars)
+    assert grown.layout.height - bars.layout.height == grown.layout.margin.t - bars.layout.margin.t
+    assert "Noto Sans" in tall.layout.template["layout"]["font"]["family"]  # the page's typeface (ui/fonts.py)
+
+
 # --------------------------------------------------------------------------------------------------------
 # Plain data: every figure is one Plotly accepts, unchanged
 # --------------------------------------------------------------------------------------------------------
