@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.app_bench import CHROMIUM_ARGS, model_option, shown_model
+from benchmarks.app_bench import CHROMIUM_ARGS, model_option, open_tab, shown_model
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
@@ -97,16 +97,6 @@ def test_pick_a_model(page):
     page.wait_for_function("() => document.querySelector('#source-text textarea').value === 'twenty-one'")
     assert "cannot read that sentence" in page.locator("#source-note").inner_text()  # beside the sentence
     assert "unk" not in page.locator("#source-pieces").inner_text()
-
-
-def open_tab(page, name: str) -> None:
-    """Open the view `name`: from the tab bar, or from its menu ("More tabs") where the bar is too narrow for it."""
-    tab = page.get_by_role("tab", name=name)
-    if tab.is_visible():
-        tab.click()
-    else:
-        page.locator("#views button[aria-label='More tabs']").click()
-        page.locator("#views .overflow-dropdown").get_by_text(name, exact=True).click()
 
 
 def visible(page, selector: str) -> bool:

@@ -561,7 +561,8 @@ def test_enlarged_figures_have_larger_type_and_room_for_it():
     panel_title, ticks = figure.layout.annotations[0].font.size, figure.layout.xaxis.tickfont.size
     figure, original = figures.enlarged(figure, by=1.5), figure
     assert original.layout.height == height  # a copy: the figure itself may be shared by several users
-    assert figure.layout.height == round(height * 1.5) and figure.layout.title.font.size == round(title_size * 1.5)
+    grown = max(round(height * 1.5), figures.base.ENLARGED_MIN_HEIGHT)
+    assert figure.layout.height == grown and figure.layout.title.font.size == round(title_size * 1.5)
     assert figure.layout.font.size == 18 and figure.layout.annotations[0].font.size == round(panel_title * 1.5)
     assert figure.layout.xaxis.tickfont.size == round(ticks * 1.5)
 

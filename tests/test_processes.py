@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.app_bench import CHROMIUM_ARGS, App
+from benchmarks.app_bench import CHROMIUM_ARGS, App, open_tab
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 if not Path(CHROMIUM).exists():
@@ -69,7 +69,7 @@ def test_a_share_link_made_on_one_process_opens_the_same_view_on_another(two_app
                                ".startsWith('encoder')")  # fmt: skip
         page.wait_for_timeout(500)  # the last answer settles (the link follows every action)
         made = page.evaluate(VIEW_JS)
-        page.get_by_role("tab", name="Share").click()  # the link (the tab it opens is the one before: Attention)
+        open_tab(page, "Share")  # the link (the tab it opens is the one before: Attention)
         link = page.locator("#share-link a").first.get_attribute("href")
         assert link.startswith("?state=")
 

@@ -84,7 +84,8 @@ def attention_heatmap(
         highlight_query: a query row to outline (the token of the current decoding step); negative counts from the end.
         family: "encoder", "decoder_self" or "cross": picks the axis titles (`AXIS_TITLES`).
         show_values: write each weight in its cell; by default only when Q and K are both at most 12.
-        height: in pixels; by default it grows with Q between 180 and 720.
+        height: in pixels; by default it grows with Q between 250 and 720 (at 250 the y axis title of a single
+            row stays below the figure's title).
         masked: (Q, K) booleans, True where a mask forbids the query to attend to the key. Those cells are grey
             and say "masked" on hover, so that a mask is not mistaken for a weight the model learned to be 0.
     """
@@ -114,7 +115,7 @@ def attention_heatmap(
     return _figure(
         [*traces, heatmap],
         title,
-        height or _clamp(110 + 20 * n_q, 180, 720),
+        height or _clamp(110 + 20 * n_q, 250, 720),
         xaxis={"title": _title(x_title), "type": "category", "showgrid": False},
         yaxis={"title": _title(y_title), "autorange": "reversed", "type": "category", "showgrid": False},
         coloraxis=ATTENTION_COLORAXIS,

@@ -220,7 +220,7 @@ def _figure(data: Sequence[Any], title: str, height: int, *, xaxis: dict, yaxis:
     return Figure(data, {**shared, **layout})
 
 
-ENLARGED_MIN_HEIGHT = 320  # a heatmap of two rows keeps a plot taller than its axis title
+ENLARGED_MIN_HEIGHT = 460  # a heatmap of a few rows keeps a plot taller than its enlarged axis title
 ENLARGED_MAX_HEIGHT = 600  # a projector's 768 px hold the whole figure, below the tabs (assets/style.css)
 MODEBAR_PX = 34  # Plotly's toolbar, drawn over the figure's top right corner while the pointer is on it
 MIN_TICK_FONT = 10
