@@ -257,7 +257,7 @@ def test_stop_pressed_while_the_run_waits_in_the_queue_stops_it_before_it_starts
     second.predict(api_name="/stop")
     assert running.result()[OUTPUT] == "dreihundertzweiundvierzig"  # the other user's Run is not touched
     stopped = waiting.result()
-    assert stopped[OUTPUT] == "" and stopped[STATUS].startswith("Stopped before it started: Stopped after 0 tokens")
+    assert stopped[OUTPUT] == "" and stopped[STATUS].startswith("Stopped before it started, at 0 tokens: ")
     assert second.predict(*RUN_SETTINGS, api_name="/run")[OUTPUT] == "dreihundertzweiundvierzig"  # the next one runs
 
 

@@ -65,8 +65,10 @@ class Runs:
 RUNS = Runs()
 
 
-def stopped_message(tokens: int) -> str:
-    return f"Stopped after {tokens} token{'s' * (tokens != 1)}: Step, Run or Back go on from here."
+def stopped_message(tokens: int, started: bool = True) -> str:
+    counted = f"{tokens} token{'s' * (tokens != 1)}"
+    said = f"Stopped after {counted}" if started else f"Stopped before it started, at {counted}"
+    return f"{said}: Step, Run or Back go on from here."
 
 
 def limit_message(explorer: Explorer) -> str:
@@ -216,7 +218,7 @@ class Panel(Base):
                 yield {page.explorer: explorer, self.status: "Running…", self.output_text: text}
             with explorer.lock:
                 if ticket is None:
-                    message = f"Stopped before it started: {stopped_message(len(explorer.state.choices))}"
+                    message = stopped_message(len(explorer.state.choices), started=False)
                 else:
                     RUNS.end(explorer, ticket)
                 final = page.refreshed(explorer, message, light=light)

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from explorer.figures.base import FONT_STACK as STACK  # the figures' too
+
 FOLDER = Path(__file__).resolve().parent.parent / "assets" / "fonts"
-FAMILY = "Noto Sans"
-# Chinese, for a page or a sentence in Chinese: the reader's own CJK font (macOS, Windows, Linux, Android).
-CJK = ("Noto Sans SC", "Noto Sans CJK SC", "Source Han Sans SC", "PingFang SC", "Microsoft YaHei")
-STACK = (FAMILY, *CJK, "ui-sans-serif", "system-ui", "sans-serif")
+FAMILY = STACK[0]
 WEIGHTS = (400, 600, 700)
 SUBSETS = {  # the characters each file holds (as @fontsource's CSS gives them)
     "latin": "U+0000-00FF,U+0131,U+0152-0153,U+02BB-02BC,U+02C6,U+02DA,U+02DC,U+0304,U+0308,U+0329,U+2000-206F,"
@@ -23,11 +22,6 @@ SUBSETS = {  # the characters each file holds (as @fontsource's CSS gives them)
     "latin-ext": "U+0100-02BA,U+02BD-02C5,U+02C7-02CC,U+02CE-02D7,U+02DD-02FF,U+0304,U+0308,U+0329,U+1D00-1DBF,"
     "U+1E00-1E9F,U+1EF2-1EFF,U+2020,U+20A0-20AB,U+20AD-20C0,U+2113,U+2C60-2C7F,U+A720-A7FF",
 }
-
-
-def css_stack() -> str:
-    """The font stack as CSS writes it."""
-    return ", ".join(f"'{name}'" if " " in name else name for name in STACK)
 
 
 def font_faces() -> str:

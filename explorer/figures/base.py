@@ -33,12 +33,13 @@ from plotly.io.json import to_json_plotly
 # The parts of plotly's "plotly_white" template these figures use. The full template is about 7 KB of JSON in
 # every figure sent to the browser, more than the data of a heatmap; this one is a tenth of that.
 _AXIS = {"gridcolor": "#EBF0F8", "linecolor": "#EBF0F8", "zerolinecolor": "#EBF0F8", "ticks": "", "automargin": True}
-# The page's typeface (ui/fonts.py, served by the app), then Chinese ones, then the system's; an exported PNG uses
-# whichever of them the exporting machine has.
-FONT_FAMILY = (
-    "'Noto Sans', 'Noto Sans SC', 'Noto Sans CJK SC', 'Source Han Sans SC', 'PingFang SC', 'Microsoft YaHei', "
-    "sans-serif"
-)
+# The page's typeface (ui/fonts.py, served by the app), then Chinese ones from the reader's system (macOS, Windows,
+# Linux, Android), then any; an exported PNG uses whichever of them the exporting machine has.
+FONT_STACK = (
+    "Noto Sans", "Noto Sans SC", "Noto Sans CJK SC", "Source Han Sans SC", "PingFang SC", "Microsoft YaHei",
+    "ui-sans-serif", "system-ui", "sans-serif",
+)  # fmt: skip
+FONT_FAMILY = ", ".join(f"'{name}'" if " " in name else name for name in FONT_STACK)  # as CSS and Plotly write it
 
 TEMPLATE = {
     "layout": {
