@@ -8,16 +8,11 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from benchmarks.app_bench import CHROMIUM_ARGS, model_option, open_tab, shown_model
+from benchmarks.app_bench import CHROMIUM_ARGS, App, model_option, open_tab, shown_model
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
@@ -31,35 +26,19 @@ if not Path(CHROMIUM).exists():
 playwright = pytest.importorskip("playwright.sync_api")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def app_url():
-    port = free_port()
-    env = {**os.environ, "GRADIO_SERVER_PORT": str(port), "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False"}
-    process = subprocess.Popen(
-        [sys.executable, "app.py"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-    )
-    url = f"http://127.0.0.1:{port}/"
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        try:
-            urllib.request.urlopen(url, timeout=1)
-            break
-        except OSError:
-            if process.poll() is not None:
-                raise RuntimeError(process.stdout.read().decode()) from None
-            time.sleep(0.5)
-    else:
-        process.kill()
-        raise RuntimeError("the app did not start within 90 s")
-    yield url
-    process.terminate()
-    process.wait(timeout=10)
+    """`python app.py` in its own process, started as the app benchmark starts it (`benchmarks.app_bench.App`: a free
+    port, no network, its output in a log file rather than a pipe nobody reads)."""
+    app = App()
+    try:
+        app.start()
+    except RuntimeError as error:
+        output = app.log_tail()
+        app.close()
+        raise RuntimeError(f"{error}\n--- the app's output ---\n{output}") from None
+    yield app.url
+    app.close()
 
 
 @pytest.fixture(scope="module")

@@ -307,3 +307,19 @@ def test_without_the_causal_mask_each_step_recomputes_the_whole_prefix(model, st
     causal_probs = [c.prob for c in causal.upcoming()]
     first = Decoding(model, SRC, strategy, switches=ModelSwitches(causal_mask_on=False), max_new_tokens=6)
     assert [c.prob for c in first.upcoming()] == pytest.approx(causal_probs)  # one position: nothing to hide
+
+
+def test_padding_and_a_separate_start_token_are_never_generated():
+    """One rule for decoding, batch translation and the Hugging Face export (`banned_tokens`): even a model that
+    scores them highest never writes them."""
+    from tests.conftest import tiny_config
+    from transformer.decoding import banned_tokens
+
+    assert banned_tokens(tiny_config()) == [0, 1]  # padding, and the start token
+    assert banned_tokens(tiny_config(pad_id=5, decoder_start_id=5, eos_id=0)) == [5]  # Marian starts from padding
+    model = tiny_model(0, final_logits_bias=True)
+    with torch.no_grad():
+        model.logits_bias[[0, 1]] = 100.0  # the two banned tokens score highest at every step
+    greedy = [step.token_id for step in Decoding(model, [4, 5, 2], Greedy(), max_new_tokens=6)]
+    assert greedy and not {0, 1} & set(greedy)
+    assert not {0, 1} & set(generate_batch(model, [[4, 5, 2]], max_new_tokens=6)[0])

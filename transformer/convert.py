@@ -28,6 +28,7 @@ from .checkpoint import (
     read_architecture,
     save_checkpoint,
 )
+from .decoding import banned_tokens
 from .model import Transformer
 
 
@@ -155,7 +156,7 @@ def to_marian(model: Transformer):
     generation = hf.generation_config
     generation.decoder_start_token_id, generation.pad_token_id = cfg.decoder_start_id, cfg.pad_id
     generation.eos_token_id = generation.forced_eos_token_id = cfg.eos_id
-    generation.bad_words_ids = [[t] for t in sorted({cfg.pad_id, cfg.decoder_start_id} - {cfg.eos_id})]
+    generation.bad_words_ids = [[t] for t in banned_tokens(cfg)]
     return hf
 
 

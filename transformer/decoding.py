@@ -24,11 +24,18 @@ from dataclasses import dataclass, replace
 import torch
 from torch import Tensor
 
-from .model import DecoderCache, EncoderOutput, HeadRef, Transformer, validate_heads
+from .model import DecoderCache, EncoderOutput, HeadRef, Transformer, TransformerConfig, validate_heads
 
 # --------------------------------------------------------------------------------------------------------
 # Strategies and switches
 # --------------------------------------------------------------------------------------------------------
+
+
+def banned_tokens(config: TransformerConfig) -> list[int]:
+    """The tokens a translation never contains, whatever the model's scores: padding, and the start token when it is
+    a separate BOS (Marian starts from the padding token). Decoding, batch translation and the Hugging Face export
+    (`convert.py`'s `bad_words_ids`) all ban these."""
+    return sorted({config.pad_id, config.decoder_start_id} - {config.eos_id})
 
 
 @dataclass(frozen=True)
@@ -197,8 +204,7 @@ class Decoding(Iterator[Step]):
             raise ValueError(f"max_new_tokens must be between 1 and {limit}, got {max_new_tokens!r}")
         self.top_k = min(top_k, cfg.tgt_vocab_size)
         self.return_attention = return_attention
-        # Never generated: padding, and the start token when it is a separate BOS.
-        self.banned = sorted({cfg.pad_id, cfg.decoder_start_id} - {cfg.eos_id})
+        self.banned = banned_tokens(cfg)
         self.generator = torch.Generator().manual_seed(strategy.seed) if isinstance(strategy, Sampling) else None
 
         with torch.inference_mode():
@@ -525,7 +531,7 @@ def generate_batch(
     src = torch.full((len(sources), longest), cfg.pad_id, dtype=torch.long, device=device)  # (B, S)
     for row, ids in enumerate(sources):
         src[row, : len(ids)] = torch.as_tensor(ids, dtype=torch.long)
-    banned = sorted({cfg.pad_id, cfg.decoder_start_id} - {cfg.eos_id})
+    banned = banned_tokens(cfg)
 
     outputs: list[list[int]] = [[] for _ in sources]
     with torch.inference_mode():
