@@ -38,8 +38,9 @@ from .settings import Settings, settle
 
 EMPTY_SENTENCE = "The sentence box is empty: type a sentence, or click one of the examples."
 
-# In the order of the tab bar: where the views' column is too narrow for all of them (the wide layout below 1,500 px,
-# the presentation layout), the last ones are in its menu ("More tabs"); the walkthrough stays in sight.
+# In the order of the tab bar: where the views' column is too narrow for all of them (beside the controls, the views
+# have 60% of the page: five tabs at 1400 px, three at 1024), the last ones are in its menu ("More tabs"); the
+# walkthrough stays in sight.
 TABS = (
     attention.Panel,
     inside.Panel,
