@@ -58,10 +58,9 @@ def lock_of(explorer: Any) -> contextlib.AbstractContextManager:
 def waiting(request: gr.Request | None, api_name: str) -> bool:
     """Whether the user of `request` has an event of the handler `api_name` waiting in gradio's queue, not started.
     (Gradio's queue, read as gradio 6.x keeps it; `tests/test_app.py` fails when that changes.)"""
-    queue = getattr(request and request.app.get_blocks(), "_queue", None) if request else None
-    if queue is None:
+    if request is None:  # called directly, not by gradio
         return False
-    session = request.session_hash
+    queue, session = request.app.get_blocks()._queue, request.session_hash
     return any(
         event.session_hash == session and event.fn.api_name == api_name
         for waiting_events in list(queue.event_queue_per_concurrency_id.values())

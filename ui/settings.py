@@ -9,6 +9,7 @@ the end, so that the parameters before it keep their places. Panels register the
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -125,12 +126,12 @@ def within_limit(registry: ModelRegistry, model: str, source: str) -> tuple[str,
 
     if fits(source):
         return source, ""
-    words = source[: MAX_SOURCE_CHARS + 1].split()
-    low, high = 0, len(words)  # the most words that fit: `low` fits, `high + 1` does not
+    ends = [0, *(word.end() for word in re.finditer(r"\S+", source[: MAX_SOURCE_CHARS + 1]))]  # after each word
+    low, high = 0, len(ends) - 1  # the most words that fit: `low` fits, `high + 1` does not
     while low < high:
         middle = (low + high + 1) // 2
-        low, high = (middle, high) if fits(" ".join(words[:middle])) else (low, middle - 1)
-    cut = " ".join(words[:low])
+        low, high = (middle, high) if fits(source[: ends[middle]]) else (low, middle - 1)
+    cut = source[: ends[low]].strip()
     note = (
         f"The text is too long ({len(source):,} characters): the explorer reads at most {MAX_SOURCE_CHARS} "
         f"characters, and {model} at most {positions} pieces. It was cut after “…{cut[-40:].lstrip()}”; shorten "
