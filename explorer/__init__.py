@@ -10,7 +10,7 @@
 """
 
 from .registry import ModelRegistry
-from .session import Explorer, Views, shuffle_words
+from .session import Explorer, StepSnapshot, shuffle_words
 from .state import MAX_BEAM_WIDTH, MAX_OUTPUT_TOKENS, MAX_SOURCE_CHARS, ExplorerError, ExplorerState
 
 __all__ = [
@@ -21,6 +21,6 @@ __all__ = [
     "ExplorerError",
     "ExplorerState",
     "ModelRegistry",
-    "Views",
+    "StepSnapshot",
     "shuffle_words",
 ]

@@ -7,7 +7,7 @@ answers them from memory. It is bounded by memory (`EXPLORER_CACHE_MB`, default 
 the least recently used entries first, and counts its hits and misses (the classroom benchmark reports them).
 
 Every value in it is shared by every user who asks for the same key: it must never be changed after it is made
-(the tensors of a `Views` or a `WorkedStep` are only read).
+(the tensors of a `StepSnapshot` or a `WorkedStep` are only read).
 """
 
 from __future__ import annotations

@@ -14,72 +14,14 @@ import torch
 
 from . import figures
 from .cache import SHARED
-from .session import Explorer, Views, shuffle_words
-from .state import ExplorerError, ExplorerState
+from .session import Explorer, StepSnapshot, shuffle_words
+from .state import ExplorerState
 
 FAMILY_NAMES = {
     "encoder": "encoder self-attention",
     "decoder_self": "decoder self-attention",
     "cross": "cross-attention",
 }
-HEAD_AVERAGE, ALL_HEADS = "average", "all heads"
-
-
-def presented(values: dict, state: ExplorerState) -> dict:
-    """`values` (anything, keyed by anything), with the figures among them enlarged in the presentation layout (as
-    new figures: a figure may be shared by several users, `explorer.cache`)."""
-    if not state.presentation:
-        return values
-    return {
-        key: figures.enlarged(value) if isinstance(value, figures.Figure) else value for key, value in values.items()
-    }
-
-
-def head_choices(n_heads: int) -> list[str]:
-    return [HEAD_AVERAGE, ALL_HEADS, *(f"head {h}" for h in range(n_heads))]
-
-
-def head_choice(state: ExplorerState) -> str:
-    """The head dropdown's value for a state (the inverse of `parse_head`)."""
-    if state.grid:
-        return ALL_HEADS
-    return HEAD_AVERAGE if state.head is None else f"head {state.head}"
-
-
-def parse_head(choice: str) -> tuple[int | None, bool]:
-    """ "average" -> (None, False); "all heads" -> (None, True); "head 3" -> (3, False)."""
-    if choice == ALL_HEADS:
-        return None, True
-    if choice in (HEAD_AVERAGE, "", None):
-        return None, False
-    try:
-        return int(str(choice).removeprefix("head ").strip()), False
-    except ValueError:
-        raise ExplorerError(f"unknown head choice {choice!r}") from None
-
-
-def silenced_choices(explorer: Explorer) -> list[str]:
-    """Every head of the model as a checkbox label, "cross · layer 1 · head 3"."""
-    config = explorer.checkpoint.model.config
-    return [
-        head_ref_label((family, layer, head))
-        for family in FAMILY_NAMES
-        for layer in range(config.n_layers(family))
-        for head in range(config.n_heads)
-    ]
-
-
-def head_ref_label(ref: tuple[str, int, int]) -> str:
-    family, layer, head = ref
-    return f"{family} · layer {layer} · head {head}"
-
-
-def parse_head_ref(label: str) -> tuple[str, int, int]:
-    try:
-        family, layer, head = (part.strip() for part in label.split("·"))
-        return family, int(layer.removeprefix("layer ")), int(head.removeprefix("head "))
-    except ValueError:
-        raise ExplorerError(f"not a head: {label!r}") from None
 
 
 def source_chips(explorer: Explorer) -> str:
@@ -88,31 +30,31 @@ def source_chips(explorer: Explorer) -> str:
     return figures.token_chips_html([tokenizer.source_piece(i) for i in ids], ids)
 
 
-def candidates_figure(views: Views, chosen: int | None = None) -> figures.Figure:
-    if views.finished:
+def candidates_figure(snapshot: StepSnapshot, chosen: int | None = None) -> figures.Figure:
+    if snapshot.finished:
         return figures.candidates_bar([], [], title="The translation is finished")
-    probs = [c.prob for c in views.candidates]
-    return figures.candidates_bar(views.candidate_tokens, probs, chosen=chosen, title="Next token: top candidates")
+    probs = [c.prob for c in snapshot.candidates]
+    return figures.candidates_bar(snapshot.candidate_tokens, probs, chosen=chosen, title="Next token: top candidates")
 
 
-def candidate_radio_choices(views: Views) -> list[tuple[str, str]]:
+def candidate_radio_choices(snapshot: StepSnapshot) -> list[tuple[str, str]]:
     """(label, token id) pairs for the force-a-token radio; labels are plain text (gradio escapes them)."""
     return [
         (f"{token}  ({c.prob:.1%})", str(c.token_id))
-        for token, c in zip(views.candidate_tokens, views.candidates, strict=True)
+        for token, c in zip(snapshot.candidate_tokens, snapshot.candidates, strict=True)
     ]
 
 
-def _family_maps(views: Views, family: str) -> torch.Tensor:
+def _family_maps(snapshot: StepSnapshot, family: str) -> torch.Tensor:
     """(L, H, Q, K): every layer's and head's weights of one family."""
-    return {"encoder": views.encoder, "decoder_self": views.decoder_self, "cross": views.cross}[family]
+    return {"encoder": snapshot.encoder, "decoder_self": snapshot.decoder_self, "cross": snapshot.cross}[family]
 
 
-def _axes_of(views: Views, family: str) -> tuple[list[str], list[str], int | None]:
+def _axes_of(snapshot: StepSnapshot, family: str) -> tuple[list[str], list[str], int | None]:
     """The query tokens, the key tokens, and the query row choosing the next token now (None for the encoder)."""
-    queries = views.source_tokens if family == "encoder" else views.target_tokens
-    keys = views.target_tokens if family == "decoder_self" else views.source_tokens
-    current = None if family == "encoder" else len(views.target_tokens) - 1
+    queries = snapshot.source_tokens if family == "encoder" else snapshot.target_tokens
+    keys = snapshot.target_tokens if family == "decoder_self" else snapshot.source_tokens
+    current = None if family == "encoder" else len(snapshot.target_tokens) - 1
     return queries, keys, current
 
 
@@ -121,53 +63,53 @@ def _heads(maps: torch.Tensor, head: int | None) -> tuple[torch.Tensor, str]:
     return (maps.mean(dim=0), "average of the heads") if head is None else (maps[head], f"head {head}")
 
 
-def attention_figure(views: Views, state: ExplorerState) -> figures.Figure:
+def attention_figure(snapshot: StepSnapshot, state: ExplorerState) -> figures.Figure:
     """The Attention tab's figure for its view: the selected family and layer (one head, the head average, or
     all heads as a grid), the three families of the layer side by side, or cross-attention as alignment lines."""
     if state.view == "families":
-        return families_figure(views, state)
+        return families_figure(snapshot, state)
     if state.view == "alignment":
-        return alignment_figure(views, state)
+        return alignment_figure(snapshot, state)
     family, layer = state.family, state.layer
-    maps = _family_maps(views, family)[layer]
-    queries, keys, current = _axes_of(views, family)
+    maps = _family_maps(snapshot, family)[layer]
+    queries, keys, current = _axes_of(snapshot, family)
     where = f"{FAMILY_NAMES[family]}, layer {layer}"
     if state.grid:
         return figures.attention_grid(
             maps.numpy(), queries, keys, title=f"{where}, every head", highlight_query=current, family=family,
-            masked=masked_cells(views, state, family),
+            masked=masked_cells(snapshot, state, family),
         )  # fmt: skip
     weights, which = _heads(maps, state.head)
     return figures.attention_heatmap(
         weights.numpy(), queries, keys, title=f"{where}, {which}", highlight_query=current, family=family,
-        masked=masked_cells(views, state, family),
+        masked=masked_cells(snapshot, state, family),
     )  # fmt: skip
 
 
-def layer_of(views: Views, family: str, layer: int) -> int:
+def layer_of(snapshot: StepSnapshot, family: str, layer: int) -> int:
     """`layer`, or the family's last layer when it has fewer (an encoder deeper than the decoder)."""
-    return min(layer, _family_maps(views, family).shape[0] - 1)
+    return min(layer, _family_maps(snapshot, family).shape[0] - 1)
 
 
-def families_figure(views: Views, state: ExplorerState) -> figures.Figure:
+def families_figure(snapshot: StepSnapshot, state: ExplorerState) -> figures.Figure:
     """Encoder self-attention, decoder self-attention and cross-attention of one layer, side by side."""
     maps = []
     for family in FAMILY_NAMES:
-        queries, keys, current = _axes_of(views, family)
-        layer = layer_of(views, family, state.layer)
-        weights, _ = _heads(_family_maps(views, family)[layer], state.head)
+        queries, keys, current = _axes_of(snapshot, family)
+        layer = layer_of(snapshot, family, state.layer)
+        weights, _ = _heads(_family_maps(snapshot, family)[layer], state.head)
         maps.append(figures.AttentionMap(
             weights.numpy(), queries, keys, family, f"{FAMILY_NAMES[family]} (layer {layer})", current,
-            masked_cells(views, state, family),
+            masked_cells(snapshot, state, family),
         ))  # fmt: skip
     which = "average of the heads" if state.head is None else f"head {state.head}"
     return figures.attention_side_by_side(maps, title=f"Layer {state.layer}, {which}: the three families")
 
 
-def written_tokens(views: Views) -> list[str]:
+def written_tokens(snapshot: StepSnapshot) -> list[str]:
     """The piece each decoder position wrote: position t reads piece t and predicts piece t + 1; the last one is
     choosing now (or wrote the end token, when the translation is finished)."""
-    return [*views.target_tokens[1:], views.end_token if views.finished else "(choosing now)"]
+    return [*snapshot.target_tokens[1:], snapshot.end_token if snapshot.finished else "(choosing now)"]
 
 
 def layer_peakedness(cross: torch.Tensor, head: int | None = None) -> list[float]:
@@ -178,44 +120,46 @@ def layer_peakedness(cross: torch.Tensor, head: int | None = None) -> list[float
     return [round(float(value), 6) for value in maps.amax(dim=-1).mean(dim=-1)]
 
 
-def most_peaked_layer(views: Views, head: int | None = None) -> int:
+def most_peaked_layer(snapshot: StepSnapshot, head: int | None = None) -> int:
     """The layer whose cross-attention is the most peaked for the sentence so far (`layer_peakedness`); on a tie,
     the lowest. The alignment lines open on it."""
-    peaked = layer_peakedness(views.cross, head)
+    peaked = layer_peakedness(snapshot.cross, head)
     return peaked.index(max(peaked))
 
 
-def alignment_figure(views: Views, state: ExplorerState) -> figures.Figure:
+def alignment_figure(snapshot: StepSnapshot, state: ExplorerState) -> figures.Figure:
     """Cross-attention of the selected layer and head (or the head average) as lines between the sentences; in the
     presentation layout, enlarged here, with a shorter title (it fits a projector's 1024 px in its larger type)."""
-    layer = layer_of(views, "cross", state.layer)
-    weights, which = _heads(_family_maps(views, "cross")[layer], state.head)
-    peaked = " (the most peaked)" if layer == most_peaked_layer(views, state.head) and views.cross.shape[0] > 1 else ""
+    layer = layer_of(snapshot, "cross", state.layer)
+    weights, which = _heads(_family_maps(snapshot, "cross")[layer], state.head)
+    peaked = (
+        " (the most peaked)" if layer == most_peaked_layer(snapshot, state.head) and snapshot.cross.shape[0] > 1 else ""
+    )
     title = f"Cross-attention as alignment, layer {layer}{peaked}, {which}"
     if state.presentation:
         title = f"Alignment, layer {layer}{peaked}, {'head average' if state.head is None else which}"
     figure = figures.alignment_lines(
-        weights.numpy(), written_tokens(views), views.source_tokens, read_tokens=views.target_tokens,
-        current=None if views.finished else -1, title=title,
+        weights.numpy(), written_tokens(snapshot), snapshot.source_tokens, read_tokens=snapshot.target_tokens,
+        current=None if snapshot.finished else -1, title=title,
         max_labels=PRESENTED_ALIGNMENT_LABELS if state.presentation else None,
     )  # fmt: skip
     if not state.presentation:
         return figure
     # Its title, under Plotly's toolbar, keeps its room above the source's names (`enlarged` sets the top margin).
     figure = figures.attention.title_above_names(figures.enlarged(figure), pad=figures.base.MODEBAR_PX)
-    figure.presented = True
+    figure.drawn_for_presentation = True
     return figure
 
 
 PRESENTED_ALIGNMENT_LABELS = 20  # the presentation layout: upright 17 px type, 24 px a name, in 540 px (at 1024 px)
 
 
-def alignment_measure(views: Views, state: ExplorerState) -> str:
+def alignment_measure(snapshot: StepSnapshot, state: ExplorerState) -> str:
     """Which layer the alignment lines show, and how peaked each layer's cross-attention is (`layer_peakedness`),
     in Markdown: "**Layer 2 is shown: its cross-attention is the most peaked for this sentence** (mean top weight
     0.73; layer 0: 0.50, layer 1: 0.35)."."""
-    peaked = layer_peakedness(views.cross, state.head)
-    shown, best = layer_of(views, "cross", state.layer), most_peaked_layer(views, state.head)
+    peaked = layer_peakedness(snapshot.cross, state.head)
+    shown, best = layer_of(snapshot, "cross", state.layer), most_peaked_layer(snapshot, state.head)
     which = "the average of the heads" if state.head is None else f"head {state.head}"
     defined = (
         f"The *mean top weight* is the largest weight a piece of the translation gives one source piece, averaged "
@@ -232,22 +176,25 @@ def alignment_measure(views: Views, state: ExplorerState) -> str:
     return f"{headline} {numbers}. {defined}"
 
 
-def attention_thumbnails(views: Views, state: ExplorerState) -> str:
+def attention_thumbnails(snapshot: StepSnapshot, state: ExplorerState) -> str:
     """Every layer and head of the selected family as thumbnails (HTML); the one shown large is outlined. The same
     for every user who looks at the same maps alike (`cache.SHARED`)."""
     family = state.family
-    _, _, current = _axes_of(views, family)
+    _, _, current = _axes_of(snapshot, family)
     shown = (state.layer, state.head) if state.view == "heatmap" and state.head is not None else None
 
     def drawn() -> str:
         return figures.attention_thumbnails_html(
-            _family_maps(views, family).numpy(), masked=masked_cells(views, state, family), highlight_query=current,
-            selected=shown, what=FAMILY_NAMES[family],
-        )  # fmt: skip
+            _family_maps(snapshot, family).numpy(),
+            masked=masked_cells(snapshot, state, family),
+            highlight_query=current,
+            selected=shown,
+            what=FAMILY_NAMES[family],
+        )
 
-    if views.key is None:
+    if snapshot.key is None:
         return drawn()
-    return SHARED.get(("thumbnails", views.key, family, shown), drawn)
+    return SHARED.get(("thumbnails", snapshot.key, family, shown), drawn)
 
 
 WORD_START_NOTE = "`▁` marks a piece that starts a word."
@@ -257,7 +204,7 @@ SHIFT_NOTE = (
 )
 
 
-def attention_caption(views: Views, state: ExplorerState) -> str:
+def attention_caption(snapshot: StepSnapshot, state: ExplorerState) -> str:
     """What the Attention tab's figure shows, in plain words, for its view, its family and the current step."""
     if state.view == "families":
         return (
@@ -269,7 +216,7 @@ def attention_caption(views: Views, state: ExplorerState) -> str:
         )
     if state.view == "alignment":
         return (
-            f"{alignment_measure(views, state)}\n\n"
+            f"{alignment_measure(snapshot, state)}\n\n"
             "The English pieces on top, the translation below. Each line joins a piece of the translation to a "
             "source piece its step attended to, thicker and darker for more weight (below 0.05: no line); "
             "orange is the step choosing now. **The shift by one:** the decoder position that reads “Meine” is the "
@@ -284,7 +231,7 @@ def attention_caption(views: Views, state: ExplorerState) -> str:
             "piece it can look at (a key). A cell is how much of the row's attention goes to the column; every row "
             f"sums to 1. The encoder reads the whole sentence at once, so no row is special. {WORD_START_NOTE}"
         )
-    last = views.target_tokens[-1] if views.target_tokens else ""
+    last = snapshot.target_tokens[-1] if snapshot.target_tokens else ""
     columns = (
         "a source piece (a key): where the translation looks in the English sentence"
         if state.family == "cross"
@@ -326,14 +273,14 @@ BEAM_CAPTION = (
 )
 
 
-def masked_cells(views: Views, state: ExplorerState, family: str) -> np.ndarray:
+def masked_cells(snapshot: StepSnapshot, state: ExplorerState, family: str) -> np.ndarray:
     """(Q, K) True where a mask that is on forbids the query to attend to the key: the causal mask above the
     diagonal of decoder self-attention, the padding mask on the source's padding columns."""
     if family == "decoder_self":
-        n = len(views.target_tokens)
+        n = len(snapshot.target_tokens)
         return np.triu(np.ones((n, n), dtype=bool), 1) if state.causal_mask else np.zeros((n, n), dtype=bool)
-    n_q = len(views.source_tokens if family == "encoder" else views.target_tokens)
-    padding = np.array(views.source_padding, dtype=bool)
+    n_q = len(snapshot.source_tokens if family == "encoder" else snapshot.target_tokens)
+    padding = np.array(snapshot.source_padding, dtype=bool)
     return np.broadcast_to(padding & state.padding_mask, (n_q, len(padding)))
 
 
@@ -426,8 +373,8 @@ def twin_comparison(explorer: Explorer) -> tuple[figures.Figure | None, figures.
     other = Explorer(explorer.registry, explorer.state.replace(model=twin, strategy="greedy", choices=forced))
     untrained_text, _ = other.translate_to_end(choices=())
     trained_text, _ = explorer.translate_to_end(choices=())
-    trained = attention_figure(explorer.views(), explorer.state)
-    untrained = attention_figure(other.views(), other.state)
+    trained = attention_figure(explorer.snapshot(), explorer.state)
+    untrained = attention_figure(other.snapshot(), other.state)
     trained.layout.title["text"] = f"Trained: {trained.layout.title.text}"
     untrained.layout.title["text"] = f"Untrained: {untrained.layout.title.text}"
     trained_text, untrained_text = (html.escape(figures.shorten(text, 120)) for text in (trained_text, untrained_text))
@@ -438,11 +385,11 @@ def twin_comparison(explorer: Explorer) -> tuple[figures.Figure | None, figures.
     return trained, untrained, report
 
 
-def teacher_forced_markdown(views: Views, state: ExplorerState) -> str:
+def teacher_forced_markdown(snapshot: StepSnapshot, state: ExplorerState) -> str:
     """What the decoder predicts at every position when it reads the whole output so far at once."""
     rows = [
         f"| {i} | {table_code(read)} | {table_code(predicted)} |"
-        for i, (read, predicted) in enumerate(zip(views.target_tokens, views.predictions, strict=True))
+        for i, (read, predicted) in enumerate(zip(snapshot.target_tokens, snapshot.predictions, strict=True))
     ]
     if state.causal_mask:
         mask = "on: each position sees only itself and earlier tokens, exactly as during generation"

@@ -4,7 +4,7 @@ An `Explorer` pairs an `ExplorerState` with a live `Decoding`, so stepping does 
 back, force, reset and run move both together; changing a setting that affects decoding replays the choices
 under the new setting (the forced tokens stay forced, the strategy's own choices are made again).
 
-Views come from one teacher-forced forward pass over the output so far: every layer's and head's encoder
+StepSnapshot come from one teacher-forced forward pass over the output so far: every layer's and head's encoder
 self-attention, decoder self-attention and cross-attention (with the causal mask off, decoder positions see
 the future of the given target), plus the next-token candidates.
 """
@@ -28,7 +28,7 @@ from .state import VIEW_ONLY, ExplorerError, ExplorerState
 
 
 @dataclass(frozen=True)
-class Views:
+class StepSnapshot:
     """What the page shows after every action."""
 
     source_tokens: list[str]  # the encoder's input pieces (with padding, if any)
@@ -77,7 +77,7 @@ class Explorer:
         self.registry = registry
         self.state = state
         self._decoding: Decoding | None = None
-        self._views: tuple[ExplorerState, Views] | None = None  # the last views, for the state they show
+        self._snapshot: tuple[ExplorerState, StepSnapshot] | None = None  # the last snapshot, for the state they show
         self.lock = threading.Lock()  # for callers that share an explorer between threads (the app: one per user)
         self._rebuild()
 
@@ -189,14 +189,14 @@ class Explorer:
         pad = checkpoint.model.config.pad_id
         return ids + [pad] * max(0, min(self.state.pad_to, limit) - len(ids))
 
-    def views(self) -> Views:
+    def snapshot(self) -> StepSnapshot:
         """The output so far, the next-token candidates and every attention map, from one forward pass. Asked
         again for the same state (by several panels of one answer, or after a change of view only), it is the
-        same `Views`; the forward pass itself is shared by every user who reads the same tokens alike
+        same `StepSnapshot`; the forward pass itself is shared by every user who reads the same tokens alike
         (`cache.SHARED`)."""
         shown = self.state.computed()  # what the views depend on: not the layer or tab chosen
-        if self._views is not None and self._views[0] == shown:
-            return self._views[1]
+        if self._snapshot is not None and self._snapshot[0] == shown:
+            return self._snapshot[1]
         checkpoint, state = self.checkpoint, self.state
         tokenizer, config = checkpoint.tokenizer, checkpoint.model.config
         src = self.source_ids()
@@ -207,7 +207,7 @@ class Explorer:
         key = ("forward", identity(checkpoint.model), tuple(src), tuple(target_in), state.switches())
         forward = SHARED.get(key, lambda: self._forward(src, target_in))
         candidates = self.decoding.upcoming()
-        views = Views(
+        snapshot = StepSnapshot(
             source_tokens=[tokenizer.source_piece(i) for i in src],
             target_tokens=[tokenizer.target_piece(i) for i in target_in],
             output_text=tokenizer.decode_target(output),
@@ -223,8 +223,8 @@ class Explorer:
             end_token=tokenizer.target_piece(config.eos_id),
             key=key,
         )
-        self._views = (shown, views)
-        return views
+        self._snapshot = (shown, snapshot)
+        return snapshot
 
     def _forward(self, src: list[int], target_in: list[int]) -> Forward:
         """The teacher-forced pass over the output so far that the views show, with every attention map."""

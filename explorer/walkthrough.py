@@ -343,12 +343,12 @@ def masks_section(explorer: Explorer, t: Thread) -> tuple[str, None, figures.Fig
         " A separate **padding mask** hides `<pad>` keys when shorter sentences share a batch; a single sentence "
         "has none (pad it in *Masks and heads* to see one)."
     )
-    views = explorer.views()
+    snapshot = explorer.snapshot()
     figure = figures.attention_heatmap(
-        views.decoder_self[0].mean(0).numpy(), views.target_tokens, views.target_tokens,
+        snapshot.decoder_self[0].mean(0).numpy(), snapshot.target_tokens, snapshot.target_tokens,
         title="Decoder self-attention, layer 0 (causal mask " + ("on" if state.causal_mask else "OFF") + ")",
-        highlight_query=len(views.target_tokens) - 1, family="decoder_self",
-        masked=render.masked_cells(views, state, "decoder_self"),
+        highlight_query=len(snapshot.target_tokens) - 1, family="decoder_self",
+        masked=render.masked_cells(snapshot, state, "decoder_self"),
     )  # fmt: skip
     return text, None, figure
 
@@ -368,11 +368,11 @@ def cross_section(explorer: Explorer, t: Thread) -> tuple[str, None, figures.Fig
         f"{num(weights[second])}; head {int(heads.argmax())} reads {q(t.source[t.read])} most "
         f"({num(heads.max())})."
     )
-    views = explorer.views()
+    snapshot = explorer.snapshot()
     figure = figures.attention_heatmap(
-        views.cross[-1].mean(0).numpy(), views.target_tokens, views.source_tokens,
-        title="Cross-attention, last layer, head average", highlight_query=len(views.target_tokens) - 1,
-        family="cross", masked=render.masked_cells(views, explorer.state, "cross"),
+        snapshot.cross[-1].mean(0).numpy(), snapshot.target_tokens, snapshot.source_tokens,
+        title="Cross-attention, last layer, head average", highlight_query=len(snapshot.target_tokens) - 1,
+        family="cross", masked=render.masked_cells(snapshot, explorer.state, "cross"),
     )  # fmt: skip
     return text, None, figure
 

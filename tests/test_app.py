@@ -13,7 +13,8 @@ import pytest
 from gradio_client import Client
 
 import app
-from ui.page import TABS
+from ui.settings import event_values
+from ui.tabs import TABS
 
 
 def sent_index(elem_id: str) -> int:
@@ -77,8 +78,7 @@ def test_two_clients_at_once_with_different_settings_get_their_own_results(clien
 def test_a_run_over_its_time_budget_stops_with_a_message(client, monkeypatch):
     import ui.runtime
 
-    settings = ["numbers-de", "three hundred and forty-two", "greedy", 1.0, 0, 1.0, 0, 4, 64, True, True, True, 0,
-                [], "cross", 0, "average", "heatmap", False, "decoder.self_attention", 0, 0, 0]  # fmt: skip
+    settings = event_values(model="numbers-de", source="three hundred and forty-two")
     monkeypatch.setattr(ui.runtime, "RUN_BUDGET_S", 0.0)
     stopped = client.predict(*settings, api_name="/run")
     assert "time budget" in stopped[STATUS]
@@ -88,8 +88,7 @@ def test_a_run_over_its_time_budget_stops_with_a_message(client, monkeypatch):
 
 
 def test_a_cancelled_run_leaves_the_app_serving(client):
-    settings = ["numbers-de", "three hundred and forty-two", "greedy", 1.0, 0, 1.0, 0, 4, 64, True, True, True, 0,
-                [], "cross", 0, "average", "heatmap", False, "decoder.self_attention", 0, 0, 0]  # fmt: skip
+    settings = event_values(model="numbers-de", source="three hundred and forty-two")
     job = client.submit(*settings, api_name="/run")
     job.cancel()
     stepped = client.predict(*settings, api_name="/step")
@@ -112,14 +111,13 @@ def test_simultaneous_events_of_one_user_are_applied_one_at_a_time(client):
     session.predict(*settings, api_name="/reset")
     jobs = [session.submit(*settings, api_name="/step") for _ in range(4)]  # the quick queue runs two at once
     [job.result() for job in jobs]
-    assert session.predict(*settings, api_name="/step")[OUTPUT] == alone.views().output_text
+    assert session.predict(*settings, api_name="/step")[OUTPUT] == alone.snapshot().output_text
 
 
 def test_a_session_keeps_one_copy_of_each_component_however_many_events(client):
     """Gradio 6.31 files every updated component of a session again under a new id at each event (a leak of
-    about 80 KB per request); `ui.runtime.Blocks` drops those copies. Without it this session would hold 100+."""
-    settings = ["numbers-de", "ninety-seven", "greedy", 1.0, 0, 1.0, 0, 4, 64, True, True, True, 0, [], "cross", 0,
-                "average", "heatmap", False, "decoder.self_attention", 0, 0, 0]  # fmt: skip
+    about 80 KB per request); `ui.gradio_patch.Blocks` drops those copies. Without it this session would hold 100+."""
+    settings = event_values(model="numbers-de", source="ninety-seven")
     session = Client(client.src, verbose=False)
     for endpoint in ["/apply", "/step", "/step", "/back", "/run", "/reset"] * 4:
         session.predict(*settings, api_name=endpoint)
@@ -153,15 +151,14 @@ def test_opening_a_tab_before_any_action_gives_gradio_an_answer():
 
 
 def test_skipped_outputs_are_answered_as_gradio_answers_them_without_building_components():
-    """`ui.runtime.Blocks` leaves the outputs a handler skips out of gradio's postprocessing (which built a new
+    """`ui.gradio_patch.Blocks` leaves the outputs a handler skips out of gradio's postprocessing (which built a new
     component for each of them, at every event): the answer sent to the page is the same, output for output."""
     import asyncio
 
     from gradio.state_holder import SessionState
 
     step = next(fn for fn in app.demo.fns.values() if fn.api_name == "step")
-    settings = ["numbers-de", "ninety-seven", "greedy", 1.0, 0, 1.0, 0, 4, 64, True, True, True, 0, [], "cross", 0,
-                "average", "heatmap", False, "decoder.self_attention", 0, 0, 0]  # fmt: skip
+    settings = event_values(model="numbers-de", source="ninety-seven")
     explorer = step.fn(None, *settings)[step.outputs[0]]  # the first answer draws everything
     answer = step.fn(explorer, *settings)
     assert len(answer) < len(step.outputs) / 2  # a Step draws a few of the page's outputs, and skips the rest
@@ -186,14 +183,14 @@ def test_skipped_outputs_are_answered_as_gradio_answers_them_without_building_co
 
 
 def test_the_queue_of_the_page_looks_for_events_every_few_milliseconds_not_every_one(client):
-    """`ui.runtime.Blocks.queue` sets an attribute of Gradio's queue (written against Gradio 6.31): if Gradio renames
-    it, this fails, rather than the page silently spinning again."""
+    """`ui.gradio_patch.Blocks.queue` sets an attribute of Gradio's queue (written against Gradio 6.31): if Gradio
+    renames it, this fails, rather than the page silently spinning again."""
     from gradio.queueing import Queue
 
-    import ui.runtime
+    from ui import gradio_patch
 
     queue = app.demo._queue
-    assert isinstance(queue, Queue) and queue.sleep_when_free == ui.runtime.QUEUE_POLL_S
+    assert isinstance(queue, Queue) and queue.sleep_when_free == gradio_patch.QUEUE_POLL_S
     assert "sleep_when_free" in Queue.start_processing.__code__.co_names  # still the attribute its loop reads
     assert os.environ["GRADIO_ANALYTICS_CACHE_FREQUENCY"] == "1000" and queue.ANAYLTICS_CACHE_FREQUENCY == 1000
 
@@ -215,8 +212,7 @@ def slow_steps(monkeypatch):
     return taken
 
 
-RUN_SETTINGS = ["numbers-de", "three hundred and forty-two", "greedy", 1.0, 0, 1.0, 0, 4, 64, True, True, True, 0,
-                [], "cross", 0, "average", "heatmap", False, "decoder.self_attention", 0, 0, 0]  # fmt: skip
+RUN_SETTINGS = event_values(model="numbers-de", source="three hundred and forty-two")
 
 
 def test_stop_halts_the_run_at_once_and_the_run_ends_drawing_that_step(client, slow_steps):

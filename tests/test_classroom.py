@@ -22,9 +22,13 @@ def test_a_small_class_gets_exactly_what_each_student_would_get_alone():
 
 
 def test_the_student_sends_every_control_of_the_page_in_its_order():
-    from ui.settings import Settings
+    from ui.settings import NAMES, Settings
 
     student = classroom.Settings("en-de", "Where is the train station?", causal_mask=False, layer=1)
-    values = [student.value(name) for name in Settings.names()]
-    page = Settings(*values)
-    assert (page.model, page.causal_mask, page.layer, page.stage) == ("en-de", False, 1, "decoder.self_attention")
+    page = Settings.from_values([student.value(name) for name in NAMES])
+    assert [page[name] for name in ("model", "causal_mask", "layer", "stage")] == [
+        "en-de",
+        False,
+        1,
+        "decoder.self_attention",
+    ]

@@ -37,7 +37,7 @@ def test_run_reaches_the_translation(registry):
     e = explorer(registry)
     steps = list(e.run())
     assert e.finished and steps[-1].finished
-    assert e.views().output_text == "einundzwanzig"
+    assert e.snapshot().output_text == "einundzwanzig"
 
 
 def test_a_link_restores_exactly_the_same_view(registry):
@@ -48,7 +48,7 @@ def test_a_link_restores_exactly_the_same_view(registry):
     restored = Explorer(registry, ExplorerState.from_link(e.state.to_link()))
     assert restored.state == e.state
     assert restored.decoding.output_ids == e.decoding.output_ids
-    torch.testing.assert_close(restored.views().cross, e.views().cross)
+    torch.testing.assert_close(restored.snapshot().cross, e.snapshot().cross)
 
 
 @pytest.mark.parametrize(
@@ -72,9 +72,9 @@ def test_changing_the_strategy_replays_forced_tokens_and_rechooses_the_rest(regi
 def test_causal_mask_off_lets_decoder_positions_see_the_future(registry):
     e = explorer(registry)
     list(e.run())
-    on = e.views().decoder_self
+    on = e.snapshot().decoder_self
     e.update(causal_mask=False)
-    off = e.views().decoder_self
+    off = e.snapshot().decoder_self
     upper = torch.ones(on.shape[-2:], dtype=torch.bool).triu(1)
     assert torch.all(on[..., upper] == 0)
     assert off[..., upper].sum() > 1.0  # attention mass on future positions (a trained model can put ~0 on some)
@@ -82,12 +82,12 @@ def test_causal_mask_off_lets_decoder_positions_see_the_future(registry):
 
 def test_padding_mask_off_lets_attention_reach_padding(registry):
     e = explorer(registry, pad_to=10)
-    views = e.views()
+    snapshot = e.snapshot()
     n_real = len(e.checkpoint.tokenizer.encode_source("twenty-one"))
-    assert len(views.source_tokens) == 10 and views.source_tokens[-1] == "<pad>"
-    assert torch.all(views.cross[..., n_real:] == 0) and torch.all(views.encoder[..., n_real:] == 0)
+    assert len(snapshot.source_tokens) == 10 and snapshot.source_tokens[-1] == "<pad>"
+    assert torch.all(snapshot.cross[..., n_real:] == 0) and torch.all(snapshot.encoder[..., n_real:] == 0)
     e.update(padding_mask=False)
-    assert torch.all(e.views().cross[..., n_real:] > 0)
+    assert torch.all(e.snapshot().cross[..., n_real:] > 0)
 
 
 def test_silencing_heads_changes_the_translation_and_can_be_compared(registry):
@@ -106,7 +106,7 @@ def test_views_have_the_shapes_of_the_model(registry):
     e = explorer(registry)
     e.step()
     e.step()
-    v = e.views()
+    v = e.snapshot()
     config = e.checkpoint.model.config
     S, T = len(v.source_tokens), len(v.target_tokens)
     assert T == 3 and v.target_tokens[0] == "<s>"
@@ -175,11 +175,11 @@ def test_a_rejected_change_leaves_the_explorer_as_it_was(registry):
 def test_teacher_forced_predictions_repeat_greedy_decoding_with_the_causal_mask(registry):
     e = explorer(registry)
     list(e.run())
-    views = e.views()
+    snapshot = e.snapshot()
     output = [e.checkpoint.tokenizer.target_piece(i) for i in e.decoding.output_ids]
-    assert views.predictions == output  # position i reads tokens 0…i and predicts token i + 1, as while decoding
+    assert snapshot.predictions == output  # position i reads tokens 0…i and predicts token i + 1, as while decoding
     e.update(causal_mask=False)
-    assert len(e.views().predictions) == len(output)
+    assert len(e.snapshot().predictions) == len(output)
 
 
 def test_beam_search_uses_the_models_length_penalty():
@@ -206,7 +206,7 @@ def test_the_open_tab_travels_in_the_link_and_changes_nothing_else(registry):
 def test_without_the_causal_mask_the_table_the_chart_and_step_agree(registry):
     e = explorer(registry, causal_mask=False)
     for _ in range(2):
-        views = e.views()
-        assert views.predictions[-1] == views.candidate_tokens[0]  # the last row is the next-token chart's pick
+        snapshot = e.snapshot()
+        assert snapshot.predictions[-1] == snapshot.candidate_tokens[0]  # the last row is the next-token chart's pick
         e.step()
-        assert e.checkpoint.tokenizer.target_piece(e.decoding.output_ids[-1]) == views.candidate_tokens[0]
+        assert e.checkpoint.tokenizer.target_piece(e.decoding.output_ids[-1]) == snapshot.candidate_tokens[0]

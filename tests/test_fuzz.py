@@ -45,7 +45,7 @@ def explore(model: str, source: str) -> Explorer | None:
     """An explorer for `source`, or None when the explorer refused it with a message."""
     try:
         explorer = Explorer(REGISTRY, ExplorerState(model=model, source=source))
-        explorer.views()
+        explorer.snapshot()
         return explorer
     except ExplorerError as error:
         assert str(error)  # a message a person can read
@@ -67,13 +67,13 @@ def test_nasty_text_is_translated_or_refused_with_a_message(model, source):
 )
 def test_empty_and_huge_text_get_a_clear_message(source, message):
     with pytest.raises(ExplorerError, match=message):
-        Explorer(REGISTRY, ExplorerState(model="numbers-de", source=source)).views()
+        Explorer(REGISTRY, ExplorerState(model="numbers-de", source=source)).snapshot()
 
 
 def test_text_longer_in_tokens_than_the_positions_gets_a_clear_message():
     source = "ä ö ü ß " * (MAX_SOURCE_CHARS // 8)  # every character a piece of its own: > 128 tokens
     with pytest.raises(ExplorerError, match="at most"):
-        Explorer(REGISTRY, ExplorerState(model="numbers-de", source=source)).views()
+        Explorer(REGISTRY, ExplorerState(model="numbers-de", source=source)).snapshot()
 
 
 @FAST
@@ -84,7 +84,7 @@ def test_any_text_is_translated_or_refused_with_a_message(source):
         assert not source.strip()
     else:
         explorer.step()
-        assert len(explorer.state.choices) == 1 and len(explorer.views().target_tokens) == 2  # <s>, then the step's
+        assert len(explorer.state.choices) == 1 and len(explorer.snapshot().target_tokens) == 2  # <s>, then the step's
 
 
 @pytest.mark.parametrize(
@@ -204,8 +204,8 @@ class ExplorerMachine(RuleBasedStateMachine):
         explorer = self.explorer
         state = explorer.state
         assert len(state.choices) == len(explorer.decoding.steps)
-        views = explorer.views()
-        assert len(views.target_tokens) in (len(explorer.decoding.output_ids), len(explorer.decoding.output_ids) + 1)
+        snapshot = explorer.snapshot()
+        assert len(snapshot.target_tokens) in (len(explorer.decoding.output_ids), len(explorer.decoding.output_ids) + 1)
         rebuilt = Explorer(REGISTRY, ExplorerState.from_link(state.to_link()))
         assert rebuilt.state == state
         assert rebuilt.decoding.output_ids == explorer.decoding.output_ids
@@ -274,6 +274,6 @@ def test_any_json_in_a_link_restores_a_state_or_is_refused_with_a_message(values
         assert str(error)
         return
     try:  # a state can be valid and still not fit this model (a layer it does not have): a message, then
-        Explorer(REGISTRY, state.replace(model="numbers-de", source=state.source or "one")).views()
+        Explorer(REGISTRY, state.replace(model="numbers-de", source=state.source or "one")).snapshot()
     except ExplorerError as error:
         assert str(error)

@@ -50,7 +50,7 @@ def test_the_output_stage_shows_the_candidates_of_the_step(explorer):
     page, text = inside.stage_view(viewed)
     last_bars = page.rsplit('<div class="bars">', 1)[1]
     probabilities = [float(v) for v in re.findall(r'data-value="([^"]+)"', last_bars)]
-    candidates = viewed.views().candidates
+    candidates = viewed.snapshot().candidates
     assert probabilities == pytest.approx([c.prob for c in candidates], abs=1e-6)
     assert len(probabilities) == inside.TOP  # never the whole vocabulary
     assert "the top of the next-token chart" in text
@@ -96,7 +96,7 @@ def test_the_stacks_stage_follows_one_vector_up_each_stack(explorer):
     worked = inside.worked_step(viewed)
     titles = html.unescape(" ".join(re.findall(r'<div class="tensor-title">(.*?)</div>', page)))
     n_enc, n_dec = len(worked.encoder), len(worked.decoder)
-    assert f"the encoder stream at “{viewed.views().source_tokens[1]}”" in titles
+    assert f"the encoder stream at “{viewed.snapshot().source_tokens[1]}”" in titles
     assert f"({1 + 2 * n_enc}, d_model)" in titles and f"({1 + 3 * n_dec}, d_model)" in titles
     assert titles.count("cosine similarity") == 2
     values = [float(v) for v in re.findall(r'data-value="([-0-9.e]+)"', page)]
@@ -150,7 +150,7 @@ def test_the_diagram_names_each_block_as_the_list_does_and_fits_each_label_in_it
     plot_height = diagram.layout.height - diagram.layout.margin.t - diagram.layout.margin.b
     assert abs(plot_height - diagram.layout.yaxis.range[1]) < 1  # the y axis counts the plot's pixels
     assert diagram.layout.dragmode is False and diagram.layout.xaxis.fixedrange  # a click chooses; it never zooms
-    assert diagram.presented == presentation
+    assert diagram.drawn_for_presentation == presentation
     if presentation:  # drawn for the presentation layout: not enlarged, and short enough for a 768 px screen
         assert figures.enlarged(diagram) is diagram and diagram.layout.height < 600
     _, text = inside.stage_view(Explorer(explorer.registry, state))

@@ -9,24 +9,17 @@ import torch
 
 from explorer import Explorer, ExplorerState, ModelRegistry, cache, inside
 from explorer.cache import SharedCache, size_of
-from ui import attention, walkthrough
-from ui import inside as inside_tab
 from ui.page import build_page
-from ui.settings import Settings
+from ui.settings import DEFAULTS, NAMES
+from ui.tabs import AttentionTab, InsideTab, WalkthroughTab
+from ui.tabs import walkthrough as walkthrough_tab
 
 CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
-DEFAULTS = {
-    "model": "numbers-de", "source": "three hundred and forty-two", "strategy": "greedy", "temperature": 1.0,
-    "top_k": 0, "top_p": 1.0, "seed": 0, "beam_width": 4, "max_output_tokens": 64, "causal_mask": True,
-    "padding_mask": True, "positions": True, "pad_to": 0, "silenced": [], "family": "cross", "layer": 0,
-    "head": "average", "view": "heatmap", "presentation": False, "stage": "decoder.self_attention",
-    "stage_layer": 0, "stage_head": 0, "stage_position": 0,
-}  # fmt: skip
 
 
 def values(**changes) -> list:
-    settings = DEFAULTS | changes
-    return [settings[name] for name in Settings.names()]
+    settings = DEFAULTS | {"model": "numbers-de", "source": "three hundred and forty-two"} | changes
+    return [settings[name] for name in NAMES]
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +35,7 @@ def panel_of(page, kind):
 def counted(monkeypatch):
     """How often the worked step and the tour are computed (the two costly views of hidden tabs)."""
     calls = {"worked": 0, "tour": 0}
-    real_worked, real_tour = inside.worked_step, walkthrough.walkthrough.tour
+    real_worked, real_tour = inside.worked_step, walkthrough_tab.walkthrough.tour
 
     def worked(explorer):
         calls["worked"] += 1
@@ -53,7 +46,7 @@ def counted(monkeypatch):
         return real_tour(explorer, worked_step)
 
     monkeypatch.setattr(inside, "worked_step", worked)
-    monkeypatch.setattr(walkthrough.walkthrough, "tour", tour)
+    monkeypatch.setattr(walkthrough_tab.walkthrough, "tour", tour)
     return calls
 
 
@@ -61,18 +54,18 @@ def test_a_settings_change_draws_no_hidden_tab_but_keeps_its_controls_in_range(p
     explorer = page.apply(None, *values())[page.explorer]
     assert explorer.state.tab == "attention"
     updates = page.apply(explorer, *values(layer=1, family="encoder"))
-    tour, stage = panel_of(page, walkthrough.Panel), panel_of(page, inside_tab.Panel)
+    tour, stage = panel_of(page, WalkthroughTab), panel_of(page, InsideTab)
     assert counted == {"worked": 0, "tour": 0}  # neither the walkthrough nor Inside a step was worked out
     assert not set(updates) & {*tour.outputs, *stage.outputs}
     assert set(stage.controls) <= set(updates)  # … but their sliders follow the model, open or not
-    shown = panel_of(page, attention.Panel)
+    shown = panel_of(page, AttentionTab)
     assert set(shown.outputs) <= set(updates)  # the open tab is drawn
 
 
 def test_opening_a_tab_draws_it_for_the_current_step(page, counted):
     explorer = page.apply(None, *values())[page.explorer]
     page.action(lambda e: e.step() and None, moves=True)(explorer, *values())
-    tour = panel_of(page, walkthrough.Panel)
+    tour = panel_of(page, WalkthroughTab)
     opened = page.opened("walkthrough")(explorer)
     assert counted == {"worked": 1, "tour": 1}
     assert set(tour.outputs) <= set(opened)
@@ -97,14 +90,14 @@ def test_two_users_at_the_same_step_share_the_forward_pass_and_the_worked_step(m
     first, second = Explorer(registry, state), Explorer(registry, state)
     for explorer in (first, second):
         explorer.step()
-    views = [explorer.views() for explorer in (first, second)]
-    assert views[0] is not views[1] and views[0].cross is views[1].cross  # one forward pass, two users
+    snapshots = [explorer.snapshot() for explorer in (first, second)]
+    assert snapshots[0] is not snapshots[1] and snapshots[0].cross is snapshots[1].cross  # one forward pass, two users
     assert shared.stats()["hits"] == 1 and shared.stats()["misses"] == 1
     worked = [inside.worked_step(explorer) for explorer in (first, second)]
     assert worked[0] is worked[1]
     second.update(causal_mask=False)  # a different switch is a different computation
-    assert second.views().decoder_self is not views[0].decoder_self
-    assert first.views() is views[0]  # the same state again: the same views, not even a look-up
+    assert second.snapshot().decoder_self is not snapshots[0].decoder_self
+    assert first.snapshot() is snapshots[0]  # the same state again: the same snapshot, not even a look-up
     assert shared.stats()["hits"] == 2
 
 
@@ -141,7 +134,7 @@ def test_size_of_counts_tensors_strings_and_what_dataclasses_hold():
 
 def test_the_walkthrough_is_written_once_for_every_user_at_the_same_step_and_never_enlarged_in_place(monkeypatch):
     from explorer import walkthrough as tour_of
-    from explorer.render import presented
+    from ui.page import enlarged_for_presentation
 
     registry = ModelRegistry(CHECKPOINTS)
     shared = SharedCache(64 * 2**20)
@@ -157,5 +150,5 @@ def test_the_walkthrough_is_written_once_for_every_user_at_the_same_step_and_nev
     assert tour_of.tour(second) is not sections  # … a switch does
     plot = next(section.plot for section in sections if section.plot is not None)
     height = plot.layout.height
-    shown = presented({"plot": plot}, state.replace(presentation=True))["plot"]
+    shown = enlarged_for_presentation({"plot": plot}, state.replace(presentation=True))["plot"]
     assert shown.layout.height > height and plot.layout.height == height  # the shared figure is left as it was

@@ -16,7 +16,8 @@ import pytest
 from explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry
 from tests.conftest import build_marian
 from tests.test_marian import Payload
-from transformer.checkpoint import CheckpointError, load_marian
+from transformer.checkpoint import CheckpointError
+from transformer.marian import load_marian
 
 CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
 
@@ -107,7 +108,7 @@ def test_bad_models_are_refused_with_a_message_and_the_app_goes_on(bad_models, n
     assert not (tmp_path / "PWNED").exists()
     working = Explorer(registry, ExplorerState(model="numbers-de", source="twenty-one"))
     list(working.run())
-    assert working.views().output_text == "einundzwanzig"
+    assert working.snapshot().output_text == "einundzwanzig"
 
 
 def hub_cache_with(tmp_path: Path, repo_id: str, source: Path) -> Path:

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry, render
+from ui.page import enlarged_for_presentation
 
 CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
 
@@ -26,44 +27,26 @@ def explorer():
     [("encoder", "source", "source"), ("decoder_self", "target", "target"), ("cross", "target", "source")],
 )
 def test_attention_figure_puts_queries_on_rows_and_keys_on_columns(explorer, family, rows, cols):
-    views = explorer.views()
+    snapshot = explorer.snapshot()
     state = explorer.state.replace(family=family, layer=1, head=2)
-    figure = render.attention_figure(views, state)
-    tokens = {"source": views.source_tokens, "target": views.target_tokens}
+    figure = render.attention_figure(snapshot, state)
+    tokens = {"source": snapshot.source_tokens, "target": snapshot.target_tokens}
     assert figure.data[0].z.shape == (len(tokens[rows]), len(tokens[cols]))
     assert figure.layout.yaxis.autorange == "reversed"
     assert "layer 1, head 2" in figure.layout.title.text
 
 
 def test_all_heads_grid_has_one_panel_per_head(explorer):
-    figure = render.attention_figure(explorer.views(), explorer.state.replace(grid=True))
+    figure = render.attention_figure(explorer.snapshot(), explorer.state.replace(grid=True))
     assert len(figure.data) == explorer.checkpoint.model.config.n_heads
 
 
 def test_candidates_and_force_choices_agree(explorer):
-    views = explorer.views()
-    choices = render.candidate_radio_choices(views)
-    assert [int(value) for _, value in choices] == [c.token_id for c in views.candidates]
-    assert choices[0][0].startswith(views.candidate_tokens[0])
-    assert render.candidates_figure(views).data[0].x[0] == pytest.approx(views.candidates[0].prob)
-
-
-def test_head_choices_round_trip():
-    assert render.parse_head("average") == (None, False)
-    assert render.parse_head("all heads") == (None, True)
-    assert render.parse_head("head 3") == (3, False)
-    state = ExplorerState(head=3)
-    assert render.head_choice(state) == "head 3"
-    with pytest.raises(ExplorerError):
-        render.parse_head("head x")
-    assert render.parse_head_ref(render.head_ref_label(("cross", 1, 2))) == ("cross", 1, 2)
-
-
-def test_every_head_can_be_silenced_from_the_checkboxes(explorer):
-    config = explorer.checkpoint.model.config
-    labels = render.silenced_choices(explorer)
-    assert len(labels) == (config.n_encoder_layers + 2 * config.n_decoder_layers) * config.n_heads
-    assert len({render.parse_head_ref(label) for label in labels}) == len(labels)
+    snapshot = explorer.snapshot()
+    choices = render.candidate_radio_choices(snapshot)
+    assert [int(value) for _, value in choices] == [c.token_id for c in snapshot.candidates]
+    assert choices[0][0].startswith(snapshot.candidate_tokens[0])
+    assert render.candidates_figure(snapshot).data[0].x[0] == pytest.approx(snapshot.candidates[0].prob)
 
 
 def test_positional_figures_show_the_models_own_encoding(explorer):
@@ -83,9 +66,9 @@ def test_the_teacher_forced_table_shows_tokens_exactly_once_escaped():
 
 
 def test_the_teacher_forced_markdown_keeps_markup_as_text(explorer):
-    views = explorer.views()
-    markdown = render.teacher_forced_markdown(views, explorer.state)
-    assert f"`{views.target_tokens[0]}`" in markdown and "&lt;" not in markdown and "&amp;" not in markdown
+    snapshot = explorer.snapshot()
+    markdown = render.teacher_forced_markdown(snapshot, explorer.state)
+    assert f"`{snapshot.target_tokens[0]}`" in markdown and "&lt;" not in markdown and "&amp;" not in markdown
 
 
 def test_the_comparison_names_the_next_token_and_counts_heads_in_words(explorer):
@@ -126,33 +109,33 @@ def test_trained_vs_untrained_shows_the_selected_layer_and_both_translations(exp
 
 
 def test_the_colour_bar_title_runs_along_the_bar_clear_of_its_labels(explorer):
-    figure = render.attention_figure(explorer.views(), explorer.state)
+    figure = render.attention_figure(explorer.snapshot(), explorer.state)
     assert figure.layout.coloraxis.colorbar.title.side == "right"
 
 
 def test_the_causal_and_padding_masks_show_as_masked_cells(explorer):
-    views = explorer.views()
-    causal = render.masked_cells(views, explorer.state, "decoder_self")
+    snapshot = explorer.snapshot()
+    causal = render.masked_cells(snapshot, explorer.state, "decoder_self")
     assert causal.tolist() == np.triu(np.ones_like(causal), 1).tolist()  # above the diagonal
-    assert not render.masked_cells(views, explorer.state.replace(causal_mask=False), "decoder_self").any()
+    assert not render.masked_cells(snapshot, explorer.state.replace(causal_mask=False), "decoder_self").any()
     padded = Explorer(explorer.registry, explorer.state.replace(pad_to=8))
-    pviews = padded.views()
+    pviews = padded.snapshot()
     cross = render.masked_cells(pviews, padded.state, "cross")
     assert cross.shape == (len(pviews.target_tokens), 8) and cross[:, -1].all() and not cross[:, 0].any()
     assert not render.masked_cells(pviews, padded.state.replace(padding_mask=False), "cross").any()
-    figure = render.attention_figure(views, explorer.state.replace(family="decoder_self", layer=0))
+    figure = render.attention_figure(snapshot, explorer.state.replace(family="decoder_self", layer=0))
     assert figure.data[0].name == "masked"
 
 
 @pytest.mark.parametrize("family", ["encoder", "decoder_self", "cross"])
 def test_the_attention_caption_says_what_rows_and_columns_are(explorer, family):
-    views = explorer.views()
-    caption = render.attention_caption(views, explorer.state.replace(family=family))
+    snapshot = explorer.snapshot()
+    caption = render.attention_caption(snapshot, explorer.state.replace(family=family))
     assert "**row**" in caption and "**column**" in caption and "`▁`" in caption
     if family == "encoder":
         assert "outlined" not in caption
     else:  # row t predicts t + 1, and the outlined row is the current step's
-        assert "predicts piece *t + 1*" in caption and f"“{views.target_tokens[-1]}”" in caption
+        assert "predicts piece *t + 1*" in caption and f"“{snapshot.target_tokens[-1]}”" in caption
     assert ("causal mask" in caption) == (family == "decoder_self")
 
 
@@ -160,47 +143,47 @@ def test_the_attention_caption_says_what_rows_and_columns_are(explorer, family):
 
 
 def test_the_three_families_view_shows_one_layer_in_every_family(explorer):
-    views = explorer.views()
-    figure = render.attention_figure(views, explorer.state.replace(view="families", layer=1, head=3))
+    snapshot = explorer.snapshot()
+    figure = render.attention_figure(snapshot, explorer.state.replace(view="families", layer=1, head=3))
     heatmaps = [t for t in figure.data if t.name != "masked"]
     assert [t.z.shape for t in heatmaps] == [
-        tuple(views.encoder.shape[2:]), tuple(views.decoder_self.shape[2:]), tuple(views.cross.shape[2:])
+        tuple(snapshot.encoder.shape[2:]), tuple(snapshot.decoder_self.shape[2:]), tuple(snapshot.cross.shape[2:])
     ]  # fmt: skip
-    np.testing.assert_allclose(heatmaps[2].z, views.cross[1, 3].numpy())
+    np.testing.assert_allclose(heatmaps[2].z, snapshot.cross[1, 3].numpy())
     assert any(t.name == "masked" for t in figure.data)  # the causal mask, grey
     assert "layer 1, head 3" in figure.layout.title.text.lower()
-    caption = render.attention_caption(views, explorer.state.replace(view="families"))
+    caption = render.attention_caption(snapshot, explorer.state.replace(view="families"))
     assert "three places" in caption
 
 
 def test_the_alignment_view_draws_the_written_piece_shifted_by_one(explorer):
-    views = explorer.views()
-    written = render.written_tokens(views)
-    assert written[:-1] == views.target_tokens[1:] and written[-1] == "(choosing now)"
-    figure = render.alignment_figure(views, explorer.state.replace(view="alignment", layer=1))
-    assert len(figure.layout.xaxis.ticktext) == len(views.target_tokens)  # the written pieces, along the bottom
+    snapshot = explorer.snapshot()
+    written = render.written_tokens(snapshot)
+    assert written[:-1] == snapshot.target_tokens[1:] and written[-1] == "(choosing now)"
+    figure = render.alignment_figure(snapshot, explorer.state.replace(view="alignment", layer=1))
+    assert len(figure.layout.xaxis.ticktext) == len(snapshot.target_tokens)  # the written pieces, along the bottom
     assert re.fullmatch(r"Cross-attention as alignment, layer 1( \(the most peaked\))?, average of the heads",
                         figure.layout.title.text)  # fmt: skip
-    assert "shift by one" in render.attention_caption(views, explorer.state.replace(view="alignment"))
+    assert "shift by one" in render.attention_caption(snapshot, explorer.state.replace(view="alignment"))
     finished = Explorer(explorer.registry, explorer.state.replace(choices=()))
     for _ in finished.run():
         pass
-    assert render.written_tokens(finished.views())[-1] == "</s>"
+    assert render.written_tokens(finished.snapshot())[-1] == "</s>"
 
 
 def test_the_thumbnails_cover_every_layer_and_head_and_outline_the_one_shown(explorer):
-    views, config = explorer.views(), explorer.checkpoint.model.config
-    page = render.attention_thumbnails(views, explorer.state.replace(layer=1, head=2))
+    snapshot, config = explorer.snapshot(), explorer.checkpoint.model.config
+    page = render.attention_thumbnails(snapshot, explorer.state.replace(layer=1, head=2))
     assert page.count('<button class="thumb') == config.n_layers("cross") * config.n_heads
     assert 'class="thumb selected" data-layer="1" data-head="2"' in page
-    assert "selected" not in render.attention_thumbnails(views, explorer.state)  # the average: no single head
+    assert "selected" not in render.attention_thumbnails(snapshot, explorer.state)  # the average: no single head
 
 
 def test_figures_grow_only_in_the_presentation_layout(explorer):
-    views = explorer.views()
-    plain, large = (render.attention_figure(views, explorer.state) for _ in range(2))
-    assert render.presented({"plot": plain}, explorer.state)["plot"].layout.font.size == 12
-    shown = render.presented({"plot": large, "text": "unchanged"}, explorer.state.replace(presentation=True))
+    snapshot = explorer.snapshot()
+    plain, large = (render.attention_figure(snapshot, explorer.state) for _ in range(2))
+    assert enlarged_for_presentation({"plot": plain}, explorer.state)["plot"].layout.font.size == 12
+    shown = enlarged_for_presentation({"plot": large, "text": "unchanged"}, explorer.state.replace(presentation=True))
     assert shown["plot"].layout.font.size > 12 and shown["plot"].layout.height > plain.layout.height
     assert shown["text"] == "unchanged" and large.layout.font.size == 12  # a new figure: the original may be shared
 
@@ -252,31 +235,31 @@ def test_the_alignment_lines_say_which_layer_is_shown_and_which_is_the_most_peak
 
     import torch
 
-    n_target, n_source = len(explorer.views().target_tokens), len(explorer.views().source_tokens)
+    n_target, n_source = len(explorer.snapshot().target_tokens), len(explorer.snapshot().source_tokens)
     cross = torch.tensor([[rows(*[top] * n_target, n_source=n_source)] * 2 for top in (0.34, 0.52, 0.81)])
-    views = dataclasses.replace(explorer.views(), cross=cross)
-    assert render.most_peaked_layer(views) == 2
+    snapshot = dataclasses.replace(explorer.snapshot(), cross=cross)
+    assert render.most_peaked_layer(snapshot) == 2
     state = explorer.state.replace(view="alignment", layer=2)
-    caption = render.attention_caption(views, state)
+    caption = render.attention_caption(snapshot, state)
     assert caption.startswith(
         "**Layer 2 is shown: its cross-attention is the most peaked for this sentence** (mean top weight 0.81; "
         "layer 0: 0.34, layer 1: 0.52). The *mean top weight* is the largest weight a piece of the translation "
         "gives one source piece, averaged over the pieces so far (the average of the heads)"
     )
     assert "Middle layers often align most clearly" not in caption  # untrue of this model: its last layer aligns
-    assert "(the most peaked)" in render.alignment_figure(views, state).layout.title.text
-    caption = render.attention_caption(views, state.replace(layer=0, head=1))
+    assert "(the most peaked)" in render.alignment_figure(snapshot, state).layout.title.text
+    caption = render.attention_caption(snapshot, state.replace(layer=0, head=1))
     assert caption.startswith("**Layer 0 is shown; the most peaked for this sentence is layer 2** (mean top weight")
     assert "(head 1)" in caption
-    assert "most peaked" not in render.alignment_figure(views, state.replace(layer=0)).layout.title.text
+    assert "most peaked" not in render.alignment_figure(snapshot, state.replace(layer=0)).layout.title.text
 
 
 def test_the_en_de_example_aligns_most_clearly_in_its_last_layer():
     """The sentence the page opens on (en-de's first example): layer 2 of 3, not a middle one, is the clean one."""
     registry = ModelRegistry(CHECKPOINTS)
-    views = Explorer(registry, ExplorerState(model="en-de", source=registry.examples("en-de")[0][0])).views()
-    peaked = render.layer_peakedness(views.cross)
-    assert render.most_peaked_layer(views) == 2 == len(peaked) - 1 and peaked[2] > max(peaked[:2]) + 0.15
+    snapshot = Explorer(registry, ExplorerState(model="en-de", source=registry.examples("en-de")[0][0])).snapshot()
+    peaked = render.layer_peakedness(snapshot.cross)
+    assert render.most_peaked_layer(snapshot) == 2 == len(peaked) - 1 and peaked[2] > max(peaked[:2]) + 0.15
 
 
 def test_the_alignment_lines_are_enlarged_once_for_the_presentation_layout_with_their_title_above_the_names(explorer):
@@ -287,8 +270,10 @@ def test_the_alignment_lines_are_enlarged_once_for_the_presentation_layout_with_
     from explorer import figures
 
     state = explorer.state.replace(view="alignment", presentation=True)
-    figure = render.alignment_figure(explorer.views(), state)
-    assert figure.presented and render.presented({"plot": figure}, state)["plot"] is figure  # enlarged once
+    figure = render.alignment_figure(explorer.snapshot(), state)
+    assert (
+        figure.drawn_for_presentation and enlarged_for_presentation({"plot": figure}, state)["plot"] is figure
+    )  # enlarged once
     assert figure.layout.font.size > 12 and figure.layout.title.text.startswith("Alignment, layer")  # fits 1024 px
     title, margin = figure.layout.title, figure.layout.margin
     assert title.automargin and title.pad.t == figures.base.MODEBAR_PX and margin.t < title.pad.t  # the title pushes

@@ -1,4 +1,4 @@
-"""The page's settings as one object (ui.settings): from the controls' values to the user's explorer."""
+"""The page's settings (ui.settings): declared once by `ExplorerState`, read from the controls' values, shown back."""
 
 from __future__ import annotations
 
@@ -9,11 +9,23 @@ import pytest
 
 from benchmarks import classroom
 from explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry
-from ui.settings import RESTORED, Settings, restored_values, settle
+from ui.settings import (
+    DEFAULTS,
+    NAMES,
+    Settings,
+    control_values,
+    head_choice,
+    head_label,
+    parse_head,
+    parse_head_ref,
+    silenced_choices,
+    with_settings,
+)
 
 CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
-PAGE_DEFAULTS = ("numbers-de", "twenty-one", "greedy", 1.0, 0, 1.0, 0, 4, 64, True, True, True, 0, [], "cross", 0,
-                 "average", "heatmap", False, "decoder.self_attention", 0, 0, 0)  # fmt: skip
+# What the page's controls send when it opens on numbers-de, in the order of its events' inputs.
+PAGE_VALUES = ("numbers-de", "twenty-one", "greedy", 1.0, 0, 1.0, 0, 4, 64, True, True, True, 0, [], "cross", 0,
+               "average", "heatmap", False, "decoder.self_attention", 0, 0, 0)  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -21,64 +33,100 @@ def registry():
     return ModelRegistry(CHECKPOINTS)
 
 
-def test_the_values_arrive_in_the_order_of_the_fields():
-    settings = Settings.from_values(PAGE_DEFAULTS)
-    assert settings.model == "numbers-de" and settings.head == "average" and settings.silenced == []
-    assert len(Settings.names()) == len(PAGE_DEFAULTS)
-    # the classroom benchmark sends the page's events its own settings, by name: the page's defaults
+def page_settings(**changes) -> Settings:
+    return Settings.from_values(PAGE_VALUES).replace(**changes)
+
+
+def test_the_settings_are_the_states_fields_that_a_control_sets_in_their_order():
+    fields = [field.name for field in dataclasses.fields(ExplorerState)]
+    assert list(NAMES) == [name for name in fields if name not in ("choices", "grid", "tab")]
+    assert len(NAMES) == len(PAGE_VALUES)
+    settings = Settings.from_values(PAGE_VALUES)
+    assert settings["model"] == "numbers-de" and settings["head"] == "average" and settings["silenced"] == []
+    with pytest.raises(ValueError):
+        Settings.from_values(PAGE_VALUES[:-1])  # a value missing: never read into the wrong setting
+
+
+def test_each_controls_first_value_is_the_states_default():
+    assert control_values(ExplorerState()) == DEFAULTS and DEFAULTS["head"] == "average"
+    assert {name: value for name, value in DEFAULTS.items() if name not in ("model", "source")} == dict(
+        zip(NAMES[2:], PAGE_VALUES[2:], strict=True)
+    )
+    # the classroom benchmark sends the page's events its students' settings, by name, and the defaults for the rest
     student = classroom.Settings("numbers-de", "twenty-one")
-    assert [student.value(name) for name in Settings.names()] == list(PAGE_DEFAULTS)
+    assert [student.value(name) for name in NAMES] == list(PAGE_VALUES)
 
 
 def test_the_controls_values_become_state_fields():
-    values = dict(zip(Settings.names(), PAGE_DEFAULTS, strict=True))
-    values.update(top_k=5.0, seed=None, head="all heads", silenced=["cross · layer 1 · head 2"], model=" numbers-de ")
-    fields = Settings(**values).state_fields()
-    assert fields["model"] == "numbers-de" and fields["top_k"] == 5 and fields["seed"] == 0
+    fields = page_settings(
+        top_k=5.0, seed=None, head="all heads", silenced=["cross · layer 1 · head 2"], model=" numbers-de "
+    ).state_fields()
+    assert fields["model"] == "numbers-de" and fields["top_k"] == 5 and type(fields["top_k"]) is int
+    assert fields["seed"] == 0  # an empty number box: the default
     assert fields["head"] is None and fields["grid"] is True
     assert fields["silenced"] == frozenset({("cross", 1, 2)})
-    assert ExplorerState(**fields).grid
+    state = ExplorerState(**fields)
+    assert state.grid and control_values(state)["head"] == "all heads"
+    assert control_values(state)["silenced"] == ["cross · layer 1 · head 2"]
 
 
-def test_settle_makes_an_explorer_then_changes_only_what_differs(registry):
-    settings = Settings.from_values(PAGE_DEFAULTS)
-    explorer, _ = settle(registry, None, settings)
+def test_a_value_that_is_no_number_is_the_explorers_error():
+    with pytest.raises(ExplorerError, match="top k must be a number"):
+        page_settings(top_k="many").state_fields()
+
+
+def test_head_choices_round_trip():
+    assert parse_head("average") == (None, False)
+    assert parse_head("all heads") == (None, True)
+    assert parse_head("head 3") == (3, False)
+    assert head_choice(ExplorerState(head=3)) == "head 3"
+    with pytest.raises(ExplorerError):
+        parse_head("head x")
+
+
+def test_one_parser_reads_a_head_as_the_page_and_as_the_api_write_it(registry):
+    assert parse_head_ref(head_label(("cross", 1, 2))) == ("cross", 1, 2)
+    assert parse_head_ref("cross:1:2") == parse_head_ref(" cross : 1 : 2 ") == ("cross", 1, 2)
+    assert parse_head_ref("decoder_self · layer 10 · head 7") == ("decoder_self", 10, 7)
+    for bad in ("cross", "cross:1", "cross:1:2:3", "cross · layer x · head 1", "cross:1:-2", ""):
+        with pytest.raises(ExplorerError, match="family:layer:head"):
+            parse_head_ref(bad)
+    explorer = Explorer(registry, ExplorerState("numbers-de", "twenty-one"))
+    config, labels = explorer.checkpoint.model.config, silenced_choices(explorer)
+    assert len(labels) == (config.n_encoder_layers + 2 * config.n_decoder_layers) * config.n_heads
+    assert len({parse_head_ref(label) for label in labels}) == len(labels)  # every head, each once
+
+
+def test_settings_make_an_explorer_then_change_only_what_differs(registry):
+    settings = page_settings()
+    explorer, _ = with_settings(registry, None, settings)
     explorer.step()
-    same, note = settle(registry, explorer, settings)
+    same, note = with_settings(registry, explorer, settings)
     assert same is explorer and len(same.state.choices) == 1 and not note  # nothing changed: the step stays
-    wider, _ = settle(registry, explorer, dataclasses.replace(settings, layer=1))
+    wider, _ = with_settings(registry, explorer, settings.replace(layer=1))
     assert wider is explorer and wider.state.layer == 1 and len(wider.state.choices) == 1  # a view setting
 
 
 def test_a_new_model_starts_from_its_first_layer_with_no_heads_silenced(registry):
-    settings = dataclasses.replace(Settings.from_values(PAGE_DEFAULTS), silenced=["cross · layer 0 · head 1"], layer=1)
-    explorer, _ = settle(registry, None, settings)
+    settings = page_settings(silenced=["cross · layer 0 · head 1"], layer=1)
+    explorer, _ = with_settings(registry, None, settings)
     assert explorer.state.silenced
-    moved, note = settle(registry, explorer, dataclasses.replace(settings, model="numbers-de-untrained"))
+    moved, note = with_settings(registry, explorer, settings.replace(model="numbers-de-untrained"))
     assert moved is not explorer and not moved.state.silenced and moved.state.layer == 0
     assert not note and moved.state.source == "twenty-one"  # a sentence the new model reads stays
 
 
 def test_a_new_model_that_cannot_read_the_sentence_starts_from_its_own_example(registry):
-    english = dataclasses.replace(Settings.from_values(PAGE_DEFAULTS), model="en-de", source="The weather is nice.")
-    explorer, _ = settle(registry, None, english)
-    moved, note = settle(registry, explorer, dataclasses.replace(english, model="numbers-de"))
+    english = page_settings(model="en-de", source="The weather is nice.")
+    explorer, _ = with_settings(registry, None, english)
+    moved, note = with_settings(registry, explorer, english.replace(model="numbers-de"))
     assert moved.state.source == registry.examples("numbers-de")[0][0] == "twenty-one"
     assert "numbers-de cannot read that sentence" in note and "'twenty-one'" in note
 
 
 def test_a_bad_setting_raises_the_explorers_error(registry):
     with pytest.raises(ExplorerError):
-        settle(registry, None, dataclasses.replace(Settings.from_values(PAGE_DEFAULTS), head="head 99"))
-
-
-def test_a_shared_links_state_puts_back_every_control_a_refresh_does_not_set(registry):
-    assert set(RESTORED) <= set(Settings.names())
-    set_by_a_refresh = {"model", "silenced", "layer", "head", "stage_layer", "stage_head", "stage_position"}
-    assert set(RESTORED) | set_by_a_refresh == set(Settings.names())
-    state = Explorer(registry, ExplorerState("numbers-de", "ninety-seven", strategy="beam", pad_to=9)).state
-    assert restored_values(state) == {name: getattr(state, name) for name in RESTORED}
-    assert restored_values(state)["strategy"] == "beam" and restored_values(state)["pad_to"] == 9
+        with_settings(registry, None, page_settings(head="head 99"))
 
 
 def test_a_text_too_long_is_cut_after_a_whole_word_and_the_note_says_so(registry):
@@ -94,5 +142,5 @@ def test_a_text_too_long_is_cut_after_a_whole_word_and_the_note_says_so(registry
     longer = pasted[: len(cut) + pasted[len(cut) + 1 :].index(" ") + 1]  # one more word does not fit
     assert len(longer) > 500 or len(registry.get("en-de").tokenizer.encode_source(longer)) > 128
     assert note.startswith("The text is too long (3,300 characters)") and "en-de at most 128 pieces" in note
-    explorer, said = settle(registry, None, Settings.from_values(("en-de", pasted, *PAGE_DEFAULTS[2:])))
+    explorer, said = with_settings(registry, None, page_settings(model="en-de", source=pasted))
     assert explorer.state.source == cut and said == note

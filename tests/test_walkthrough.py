@@ -65,21 +65,21 @@ def test_the_scores_section_quotes_this_sentences_numbers(explorer):
 
 def test_the_thread_reads_the_source_piece_the_step_attends_to_most(explorer):
     t = walkthrough.thread(explorer)
-    views = explorer.views()
-    assert t.read == int(views.cross[-1, :, -1].mean(0).argmax())
-    assert t.source == views.source_tokens and t.target == views.target_tokens
+    snapshot = explorer.snapshot()
+    assert t.read == int(snapshot.cross[-1, :, -1].mean(0).argmax())
+    assert t.source == snapshot.source_tokens and t.target == snapshot.target_tokens
     cross = walkthrough.tour(explorer)[walkthrough.KEYS.index("cross")]
-    weight = float(views.cross[-1, :, -1].mean(0)[t.read])
+    weight = float(snapshot.cross[-1, :, -1].mean(0)[t.read])
     assert f"reads “{t.source[t.read]}” with weight {weight:.2f}" in html.unescape(cross.text)
 
 
 def test_the_output_section_gives_the_candidates_probabilities(explorer):
     section = walkthrough.tour(explorer)[walkthrough.KEYS.index("output")]
     bars = section.plot.data[0]
-    views = explorer.views()
+    snapshot = explorer.snapshot()
     ids, probabilities = walkthrough.thread(explorer).worked.output.top(inside.TOP)
     assert sorted(bars.x, reverse=True) == pytest.approx(probabilities.tolist(), abs=1e-6)
-    by_id = {c.token_id: c.prob for c in views.candidates}
+    by_id = {c.token_id: c.prob for c in snapshot.candidates}
     for token_id, p in zip(ids.tolist(), probabilities.tolist(), strict=True):
         if token_id in by_id:  # the candidate chart shows the same probabilities
             assert by_id[token_id] == pytest.approx(p, abs=1e-5)
@@ -92,7 +92,7 @@ def test_the_tour_follows_step_and_back(explorer):
     moved.back()
     after_back = walkthrough.tour(moved)
     tokens = walkthrough.KEYS.index("tokens")
-    assert f"the one at position {len(moved.views().target_tokens) - 1} " in after_back[tokens].text
+    assert f"the one at position {len(moved.snapshot().target_tokens) - 1} " in after_back[tokens].text
     assert after_back[tokens].text != before[tokens].text
     masks = walkthrough.KEYS.index("masks")
     assert len(after_back[masks].plot.data[-1].z) == len(before[masks].plot.data[-1].z) - 1  # one row fewer
@@ -168,7 +168,7 @@ def test_each_link_opens_its_stage_at_the_sections_position(explorer, key):
 
 
 def test_an_imported_marian_model_is_toured_without_sending_its_vocabulary(marian, tmp_path):
-    from transformer.checkpoint import load_marian
+    from transformer.marian import load_marian
 
     folder, _ = marian
     save_checkpoint(load_marian(folder), tmp_path / "marian")

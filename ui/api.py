@@ -8,34 +8,27 @@ import gradio as gr
 
 from explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry
 
+from .settings import DEFAULT_STATE as DEFAULT
+from .settings import NAMES, state_fields
 
-def parse_silenced(items: list[str] | None) -> frozenset[tuple[str, int, int]]:
-    """["cross:0:1", "encoder:2:3"] -> {("cross", 0, 1), ("encoder", 2, 3)}."""
-    heads = set()
-    for item in items or []:
-        try:
-            family, layer, head = str(item).split(":")
-            heads.add((family.strip(), int(layer), int(head)))
-        except ValueError:
-            raise ExplorerError(
-                f"a silenced head is written family:layer:head (e.g. cross:0:1), got {item!r}"
-            ) from None
-    return frozenset(heads)
+MAX_CANDIDATES = 50
 
 
 def make_translate(registry: ModelRegistry) -> Callable[..., dict]:
+    # The parameters are settings of `ExplorerState` (its defaults, its checks), by the same names; a silenced head
+    # is written as the page writes it or as "cross:0:1" (`ui.settings.parse_head_ref`).
     def translate(
         source: str,
-        model: str = "en-de",
-        strategy: str = "greedy",
-        temperature: float = 1.0,
-        top_k: int = 0,
-        top_p: float = 1.0,
-        seed: int = 0,
-        beam_width: int = 4,
-        max_output_tokens: int = 64,
-        causal_mask: bool = True,
-        padding_mask: bool = True,
+        model: str = DEFAULT.model,
+        strategy: str = DEFAULT.strategy,
+        temperature: float = DEFAULT.temperature,
+        top_k: int = DEFAULT.top_k,
+        top_p: float = DEFAULT.top_p,
+        seed: int = DEFAULT.seed,
+        beam_width: int = DEFAULT.beam_width,
+        max_output_tokens: int = DEFAULT.max_output_tokens,
+        causal_mask: bool = DEFAULT.causal_mask,
+        padding_mask: bool = DEFAULT.padding_mask,
         silenced: list[str] | None = None,
         candidates: int = 5,
     ) -> dict:
@@ -44,23 +37,12 @@ def make_translate(registry: ModelRegistry) -> Callable[..., dict]:
         Returns the translation, the source and output tokens, and for every step the chosen token and the
         top `candidates` next-token candidates with their probabilities.
         """
+        settings = {name: value for name, value in locals().items() if name in NAMES}
+        settings["source"] = source if isinstance(source, str) else ""
         try:
-            state = ExplorerState(
-                model=str(model).strip(),
-                source=source if isinstance(source, str) else "",
-                strategy=strategy,
-                temperature=float(temperature),
-                top_k=int(top_k),
-                top_p=float(top_p),
-                seed=int(seed),
-                beam_width=int(beam_width),
-                max_output_tokens=int(max_output_tokens),
-                causal_mask=bool(causal_mask),
-                padding_mask=bool(padding_mask),
-                silenced=parse_silenced(silenced),
-            )
-            if not 1 <= int(candidates) <= 50:
-                raise ExplorerError("candidates must be 1…50")
+            state = ExplorerState(**state_fields(settings))
+            if not 1 <= int(candidates) <= MAX_CANDIDATES:
+                raise ExplorerError(f"candidates must be 1…{MAX_CANDIDATES}")
             explorer = Explorer(registry, state)
             steps = list(explorer.run())
         except (ExplorerError, TypeError, ValueError) as error:

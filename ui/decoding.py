@@ -12,11 +12,12 @@ import gradio as gr
 from gradio.components import Component
 
 from explorer import MAX_BEAM_WIDTH, MAX_OUTPUT_TOKENS, Explorer, ExplorerError, render
+from explorer.state import STRATEGIES
 
-from . import runtime
-from .panel import Panel as Base
-from .panel import Refresh
-from .runtime import QUICK, lock_of, run_gpu
+from . import gradio_patch, runtime
+from .panel import Frame, Panel
+from .runtime import QUICK, one_at_a_time, uses_gpu
+from .settings import DEFAULTS
 
 TEXT_EVERY_S = 0.1  # a Run sends its text this often, at most (its first token at once)
 
@@ -83,32 +84,32 @@ def limit_message(explorer: Explorer) -> str:
     return f"The output reached its length limit of {limit} tokens ({why}), where it has to end."
 
 
-class Panel(Base):
+class DecodingPanel(Panel):
     def __init__(self, page):
         super().__init__(page)
         # Folded away in the presentation layout (`wire`).
         with gr.Accordion("Decoding settings", open=True, elem_id="decoding-settings") as self.settings_box:
             with gr.Row():
-                strategy = gr.Radio(["greedy", "sampling", "beam"], value="greedy", label="Decoding",
-                                    elem_id="strategy")  # fmt: skip
-                max_tokens = gr.Slider(1, MAX_OUTPUT_TOKENS, value=64, step=1, label="Max output tokens")
+                strategy = gr.Radio(list(STRATEGIES), value=DEFAULTS["strategy"], label="Decoding", elem_id="strategy")
+                max_tokens = gr.Slider(
+                    1, MAX_OUTPUT_TOKENS, value=DEFAULTS["max_output_tokens"], step=1, label="Max output tokens"
+                )
             with gr.Accordion("Sampling and beam settings", open=False), gr.Row():
-                temperature = gr.Slider(0.05, 3.0, value=1.0, step=0.05, label="Temperature")
-                top_k = gr.Slider(0, 100, value=0, step=1, label="Top-k (0 = all)")
-                top_p = gr.Slider(0.05, 1.0, value=1.0, step=0.05, label="Top-p")
-                seed = gr.Number(0, precision=0, minimum=0, label="Seed")
-                beam_width = gr.Slider(1, MAX_BEAM_WIDTH, value=4, step=1, label="Beam width")
-        self.settings = {"strategy": strategy, "max_output_tokens": max_tokens, "temperature": temperature,
-                         "top_k": top_k, "top_p": top_p, "seed": seed, "beam_width": beam_width}  # fmt: skip
-        for name, component in self.settings.items():
-            page.setting(name, component)
+                temperature = gr.Slider(0.05, 3.0, value=DEFAULTS["temperature"], step=0.05, label="Temperature")
+                top_k = gr.Slider(0, 100, value=DEFAULTS["top_k"], step=1, label="Top-k (0 = all)")
+                top_p = gr.Slider(0.05, 1.0, value=DEFAULTS["top_p"], step=0.05, label="Top-p")
+                seed = gr.Number(DEFAULTS["seed"], precision=0, minimum=0, label="Seed")
+                beam_width = gr.Slider(1, MAX_BEAM_WIDTH, value=DEFAULTS["beam_width"], step=1, label="Beam width")
+        settings = {"strategy": strategy, "max_output_tokens": max_tokens, "temperature": temperature, "top_k": top_k}
+        settings |= {"top_p": top_p, "seed": seed, "beam_width": beam_width}
+        self.settings = {name: page.setting(name, control) for name, control in settings.items()}
         with gr.Row(elem_id="step-buttons"):
             self.step_btn = gr.Button("Step", variant="primary", elem_id="step-btn")
             self.run_btn = gr.Button("Run", elem_id="run-btn")
             self.back_btn = gr.Button("Back", elem_id="back-btn")
             self.reset_btn = gr.Button("Reset", elem_id="reset-btn")
             self.stop_btn = gr.Button("Stop", elem_id="stop-btn", variant="stop", min_width=80, scale=0)
-        self.status = page.status = gr.Markdown(elem_id="status")
+        self.status = page.message_line()
         self.output_text = gr.Textbox(label="Output so far", interactive=False, elem_id="output-text")
         with gr.Row():
             with gr.Column():
@@ -122,14 +123,14 @@ class Panel(Base):
                 )  # fmt: skip
         self.outputs = [self.status, self.output_text, self.candidates, self.force_choice]
 
-    def refresh(self, frame: Refresh) -> dict[Component, Any]:
-        views = frame.views
+    def refresh(self, frame: Frame) -> dict[Component, Any]:
+        snapshot = frame.snapshot
         message = frame.message or limit_message(frame.explorer)
         return {
             self.status: html.escape(message),
-            self.output_text: views.output_text,
-            self.candidates: render.candidates_figure(views),
-            self.force_choice: gr.update(choices=render.candidate_radio_choices(views), value=None),
+            self.output_text: snapshot.output_text,
+            self.candidates: render.candidates_figure(snapshot),
+            self.force_choice: gr.update(choices=render.candidate_radio_choices(snapshot), value=None),
         }
 
     def cleared(self, message: str) -> dict[Component, Any]:
@@ -152,13 +153,13 @@ class Panel(Base):
                              api_visibility="undocumented", **QUICK)  # fmt: skip
         # Run pressed again before the last one has drawn its end runs after it ("always_last"; gradio's default
         # drops the click).
-        self.run_btn.click(run_gpu(self.run), page.inputs, page.moving_outputs, api_name="run",
+        self.run_btn.click(uses_gpu(self.run), page.inputs, page.moving_outputs, api_name="run",
                            api_visibility="undocumented", show_progress="minimal", trigger_mode="always_last",
                            concurrency_id="long", concurrency_limit=runtime.LONG_CONCURRENCY)  # fmt: skip
         self.stop_btn.click(self.stop, page.explorer, self.status, api_name="stop", api_visibility="undocumented",
                             **QUICK)  # fmt: skip
         page.on_input(*self.settings.values())
-        presentation = page.controls["presentation"]  # on: the settings fold away, off: they open again
+        presentation = page.control("presentation")  # on: the settings fold away, off: they open again
         presentation.change(lambda on: gr.Accordion(open=not on), presentation, self.settings_box,
                             api_visibility="private", queue=False)  # fmt: skip
         self.force_choice.input(self.force_candidate, [page.explorer, self.force_choice, *page.inputs[1:]],
@@ -183,7 +184,7 @@ class Panel(Base):
         if not isinstance(explorer, Explorer):
             return gr.skip()
         with explorer.lock:
-            if RUNS.stop(explorer, queued=runtime.waiting(request, "run")):
+            if RUNS.stop(explorer, queued=gradio_patch.waiting(request, "run")):
                 return gr.skip()
             return f"Nothing is running: the output has {len(explorer.state.choices)} tokens."
 
@@ -194,9 +195,9 @@ class Panel(Base):
         without its figures, whatever it holds (every output of the event is handled), so a quick Run sends few."""
         page = self.page
         try:
-            with lock_of(explorer):
+            with one_at_a_time(explorer):
                 before = explorer.state if isinstance(explorer, Explorer) else None
-                explorer, _ = page.settled(explorer, values)
+                explorer, _ = page.explorer_with(explorer, values)
                 light = explorer.state == before
                 ticket = RUNS.start(explorer)
             started, message, sent = time.monotonic(), "", 0.0

@@ -1,25 +1,27 @@
-"""What a panel of the page is (`Panel`), and what it draws from after every action (`Refresh`).
+"""A part of the page (`Panel`), what it may use of the page (`PageAccess`), and what it draws from (`Frame`).
 
-A panel is one module of `ui/`: the sentence, the decoding controls, or a tab. It builds its components when
-constructed (inside the page's `gr.Blocks`), registers its settings controls with the page (`Page.setting`),
-lists the components it redraws after every action (`outputs`), draws them (`refresh`, `cleared`) and wires its
-own events (`wire`).
+A panel is the sentence, the decoding controls, the header, or one of the tabs (`ui/tabs/`). It builds its
+components when constructed (inside the page's `gr.Blocks`), registers its settings controls with the page
+(`PageAccess.setting`), lists the components it redraws after every action (`outputs`), draws them for a `Frame`
+(`refresh`, `cleared`) and wires its own events (`wire`). Everything a handler returns is a `{component: value}`
+dict; a component left out stays as it is.
 """
 
 from __future__ import annotations
 
 import html
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+import gradio as gr
 from gradio.components import Component
 
-from explorer import Explorer, ExplorerState, Views, inside
+from explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry, StepSnapshot, inside
 from transformer.worked import WorkedStep
 
-if TYPE_CHECKING:
-    from .page import Page
+Updates = dict[Component, Any]  # what a handler returns: the components it draws, with their new values
 
 # After a tab opens, every plot measures its container again: a plot drawn while its tab was hidden had no width to
 # measure and fell back to Plotly's 700 px. Plotly listens to the window's resize event; it is sent once the tab's
@@ -32,11 +34,11 @@ FIT_PLOTS_JS = """() => {
 
 
 @dataclass(frozen=True)
-class Refresh:
-    """What the panels draw from after an action."""
+class Frame:
+    """The page as it is drawn after an action: the user's explorer, the snapshot of its step, and what to say."""
 
     explorer: Explorer
-    views: Views
+    snapshot: StepSnapshot
     message: str
     light: bool  # only moved through the decoding (Step, Back, Run, forcing): controls set by settings stay
     note: str = ""  # why the sentence is not the one typed (cut to the limit, or another model's example)
@@ -51,11 +53,62 @@ class Refresh:
         return inside.worked_step(self.explorer)
 
 
+class PageAccess(Protocol):
+    """What a panel may use of the page (`ui.page.Page`)."""
+
+    registry: ModelRegistry
+    explorer: gr.State  # the user's `Explorer`
+    tabs: gr.Tabs  # the snapshot, one tab each
+    status: gr.Markdown  # the message line (made by the decoding panel, `message_line`)
+    default_model: str  # the model the page opens on
+    startup_note: str  # why that is not the preferred model, if it is not
+
+    @property
+    def inputs(self) -> list[Component]: ...  # of every action: the explorer, then every setting's control
+
+    @property
+    def outputs(self) -> list[Component]: ...  # what a change of the settings may redraw
+
+    @property
+    def moving_outputs(self) -> list[Component]: ...  # what a move through the decoding may redraw
+
+    def setting(self, name: str, component: Component) -> Component: ...
+
+    def control(self, name: str) -> Component: ...
+
+    def message_line(self) -> gr.Markdown: ...
+
+    def tab(self, label: str, key: str) -> gr.Tab: ...
+
+    def selected_tab(self, key: str) -> gr.Tabs: ...
+
+    def on_load(self, handler: Callable, inputs: Sequence[Component], outputs: Sequence[Component]) -> Any: ...
+
+    def on_input(self, *components: Component) -> None: ...
+
+    def action(self, act: Callable[[Explorer], str | None], *, moves: bool = False) -> Callable[..., Updates]: ...
+
+    @property
+    def apply(self) -> Callable[..., Updates]: ...
+
+    def view_handler(
+        self, compute: Callable[..., Updates], failed: Callable[[ExplorerError], Updates], *, hold: bool = True
+    ) -> Callable[..., Updates]: ...
+
+    def explorer_with(self, explorer: Explorer | None, values: tuple) -> tuple[Explorer, str]: ...
+
+    def refreshed(
+        self, explorer: Explorer | None, message: str = "", light: bool = False, note: str = ""
+    ) -> Updates: ...
+
+    def moved(self, updates: Updates) -> Updates: ...
+
+
 class Panel:
     """A part of the page. Subclasses build their components in `__init__` and override what they need.
 
-    A panel in a tab says which (`tab`, the key of `Page.tab`). While its tab is hidden, no event draws it: it is
-    drawn when the tab opens (a hidden figure costs the server's time for nobody, and is drawn at the wrong size).
+    A panel in a tab says which (`tab`, the key of `PageAccess.tab`). While its tab is hidden, no event draws it: it
+    is drawn when the tab opens (a hidden figure costs the server's time for nobody, and is drawn at the wrong size).
     Its settings controls (`controls`: a slider's range, a dropdown's choices) follow every change of the settings
     all the same (`sync`), open or not, because every event reads their values. `refresh_hidden` panels are drawn
     even while hidden (what they show is cheap and must always be current), and opening a tab that is not
@@ -66,21 +119,21 @@ class Panel:
     refresh_hidden = False
     remembered = True
 
-    def __init__(self, page: Page):
+    def __init__(self, page: PageAccess):
         self.page = page
         self.outputs: list[Component] = []  # what `refresh` and `cleared` may set
         self.controls: list[Component] = []  # what `sync` may set
 
-    def refresh(self, frame: Refresh) -> dict[Component, Any]:
+    def refresh(self, frame: Frame) -> Updates:
         """The outputs for the explorer's new state, while the panel is shown."""
         return {}
 
-    def sync(self, frame: Refresh) -> dict[Component, Any]:
+    def sync(self, frame: Frame) -> Updates:
         """The controls for the explorer's new settings (not called for a move through the decoding, which
         changes no setting), shown or not. Cheap: no view is computed here."""
         return {}
 
-    def cleared(self, message: str) -> dict[Component, Any]:
+    def cleared(self, message: str) -> Updates:
         """The outputs when there is no explorer (the first input was bad): `message` says why."""
         return {}
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import gradio as gr
 
-from .panel import Panel as Base
+from .panel import Panel
+from .settings import DEFAULTS
 
 INTRODUCTION = (
     "# Transformer Explorer\nType a sentence, then **Step** through the translation token by token and look "
@@ -26,15 +27,19 @@ LAYOUT_JS = """(on) => {
 }"""
 
 
-class Panel(Base):
+class Header(Panel):
     def __init__(self, page):
         super().__init__(page)
         with gr.Row(elem_id="header"):
             gr.Markdown(INTRODUCTION, elem_id="introduction")
-            self.switch = page.setting("presentation", gr.Checkbox(
-                value=False, label="Presentation layout (for a projector)", elem_id="presentation", scale=0,
+            switch = gr.Checkbox(
+                DEFAULTS["presentation"],
+                label="Presentation layout (for a projector)",
+                elem_id="presentation",
+                scale=0,
                 min_width=220,
-            ))  # fmt: skip
+            )
+            self.switch = page.setting("presentation", switch)
 
     def wire(self) -> None:
         self.switch.change(None, self.switch, None, js=LAYOUT_JS, api_visibility="private")

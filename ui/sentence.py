@@ -10,19 +10,18 @@ from gradio.components import Component
 
 from explorer import Explorer, ExplorerError, render
 
-from .panel import Panel as Base
-from .panel import Refresh
+from .panel import Frame, Panel
 from .runtime import QUICK
 from .settings import Settings
 
 HUB_EXAMPLES = ["Helsinki-NLP/opus-mt-en-de", "Helsinki-NLP/opus-mt-en-fr", "Helsinki-NLP/opus-mt-en-zh"]
 
 
-class Panel(Base):
+class SentencePanel(Panel):
     def __init__(self, page):
         super().__init__(page)
         registry = page.registry
-        default, page.startup_note = registry.default()  # opus-mt-en-de where it is cached, else en-de
+        default = page.default_model
         examples = registry.examples(default)
         self.names = [*registry.builtin, *(name for name in HUB_EXAMPLES if name not in registry.builtin)]
         with gr.Row():
@@ -35,7 +34,7 @@ class Panel(Base):
                 with gr.Accordion("About this model: source, size, quality", open=False, elem_id="model-about-box"):
                     self.about = gr.Markdown(elem_id="model-about", elem_classes="caption")
             with gr.Column(scale=3, min_width=300):
-                # No `max_length`: the browser would cut a long paste without a word; `settle` cuts it and says so.
+                # No `max_length`: the browser would cut a long paste without a word (`within_limit` says so).
                 self.source = page.setting("source", gr.Textbox(
                     label="Source sentence", value=examples[0][0], lines=1, max_lines=6, elem_id="source-text",
                 ))  # fmt: skip
@@ -55,7 +54,7 @@ class Panel(Base):
         """The picker's models, each said to need the internet while it is a Hub model not downloaded yet."""
         return [(self.page.registry.picker_label(name), name) for name in self.names]
 
-    def refresh(self, frame: Refresh) -> dict[Component, Any]:
+    def refresh(self, frame: Frame) -> dict[Component, Any]:
         if frame.light:  # the sentence and the model did not change
             return {}
         notes = [frame.note, unknown_note(frame.explorer)]
@@ -64,7 +63,7 @@ class Panel(Base):
             self.note: "\n\n".join(html.escape(note) for note in notes if note),
         }
 
-    def sync(self, frame: Refresh) -> dict[Component, Any]:
+    def sync(self, frame: Frame) -> dict[Component, Any]:
         """The model's examples and description, for the model in use."""
         examples = self.page.registry.examples(frame.state.model)
         return {
@@ -94,7 +93,7 @@ class Panel(Base):
 
     def left(self, explorer, *values) -> dict[Component, Any]:
         """The sentence box was left: apply the sentence if it is not the one shown (else nothing to do)."""
-        if isinstance(explorer, Explorer) and Settings.from_values(values).source == explorer.state.source:
+        if isinstance(explorer, Explorer) and Settings.from_values(values)["source"] == explorer.state.source:
             return {self.page.explorer: gr.skip()}
         return self.page.apply(explorer, *values)
 

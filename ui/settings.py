@@ -1,103 +1,173 @@
-"""The page's settings as one object: what every handler reads from the controls, and what a state puts back.
+"""The page's settings: the fields of `ExplorerState` that the page's controls set, and the values they send.
 
-The field order of `Settings` is the order in which the events take the controls' values, and so the order of
-the parameters of the page's API endpoints (`/step`, `/run`, `/back`, `/reset`, `/apply`): a new setting goes at
-the end, so that the parameters before it keep their places. Panels register their controls by field name
-(`Page.setting`); a new setting is a new field and one registration.
+`ExplorerState` (explorer/state.py) declares every setting once: its name, type, default and limits. The page has
+a control for each field but `NOT_CONTROLS`, registered by name (`Page.setting`) with the default as its first
+value (`DEFAULTS`); the `/translate` API takes a few of them. A new setting is one field of `ExplorerState` and its
+control.
+
+The fields' order is the order in which the events take the controls' values, and so the order of the
+parameters of the page's event endpoints (`/step`, `/run`, `/back`, `/reset`): a new field goes at the end of
+`ExplorerState`, so that the parameters before it keep their places.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
-from dataclasses import dataclass
+import typing
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from explorer import MAX_SOURCE_CHARS, Explorer, ExplorerState, ModelRegistry, render
+from explorer import MAX_SOURCE_CHARS, Explorer, ExplorerError, ExplorerState, ModelRegistry
+from explorer.render import FAMILY_NAMES
 from explorer.session import unknown_pieces
+from transformer.model import HeadRef
+
+# The state's fields that no control sets: the steps taken (Step, Back, forcing), whether the heads are shown as a
+# grid (a choice of the head control, `parse_head`), and the open tab (opening it).
+NOT_CONTROLS = ("choices", "grid", "tab")
+NAMES = tuple(field.name for field in dataclasses.fields(ExplorerState) if field.name not in NOT_CONTROLS)
+_TYPES = typing.get_type_hints(ExplorerState)
+
+# ---- the head controls' words --------------------------------------------------------------------------------------
+
+HEAD_AVERAGE, ALL_HEADS = "average", "all heads"
+# One head of the model, as the page's checkboxes write it ("cross · layer 1 · head 3") or as the API does
+# ("cross:1:3").
+HEAD_REF = re.compile(r"\s*(\w+)\s*(?:·\s*layer\s*(\d+)\s*·\s*head\s*(\d+)|:\s*(\d+)\s*:\s*(\d+))\s*")
 
 
-@dataclass(frozen=True)
+def head_choices(n_heads: int) -> list[str]:
+    """The head control's choices: the average of the heads, every head as a grid, or one head."""
+    return [HEAD_AVERAGE, ALL_HEADS, *(f"head {h}" for h in range(n_heads))]
+
+
+def head_choice(state: ExplorerState) -> str:
+    """The head control's value for a state (the inverse of `parse_head`)."""
+    if state.grid:
+        return ALL_HEADS
+    return HEAD_AVERAGE if state.head is None else f"head {state.head}"
+
+
+def parse_head(choice: str | None) -> tuple[int | None, bool]:
+    """The state's `head` and `grid` for a choice of the head control: "average" -> (None, False), "all heads" ->
+    (None, True), "head 3" -> (3, False)."""
+    if choice == ALL_HEADS:
+        return None, True
+    if choice in (HEAD_AVERAGE, "", None):
+        return None, False
+    try:
+        return int(str(choice).removeprefix("head ").strip()), False
+    except ValueError:
+        raise ExplorerError(f"unknown head choice {choice!r}") from None
+
+
+def head_label(ref: HeadRef) -> str:
+    """A head as the page's checkboxes name it: ("cross", 1, 3) -> "cross · layer 1 · head 3"."""
+    family, layer, head = ref
+    return f"{family} · layer {layer} · head {head}"
+
+
+def parse_head_ref(text: str) -> HeadRef:
+    """A head named as the page does ("cross · layer 1 · head 3", `head_label`) or as the API does ("cross:1:3")."""
+    match = HEAD_REF.fullmatch(str(text))
+    if match is None:
+        raise ExplorerError(
+            f"not a head: {text!r} (a head is written family:layer:head, e.g. cross:0:1, or cross · layer 0 · head 1)"
+        )
+    family, *numbers = (group for group in match.groups() if group is not None)
+    layer, head = (int(number) for number in numbers)
+    return family, layer, head
+
+
+def silenced_choices(explorer: Explorer) -> list[str]:
+    """Every head of the explorer's model, as the silenced-heads checkboxes name them."""
+    config = explorer.checkpoint.model.config
+    return [
+        head_label((family, layer, head))
+        for family in FAMILY_NAMES
+        for layer in range(config.n_layers(family))
+        for head in range(config.n_heads)
+    ]
+
+
+# ---- from the controls to the state, and back ----------------------------------------------------------------------
+
+
+def state_fields(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The `ExplorerState` fields that the controls' `values` (by setting name, as the page or the API sends them:
+    strings, floats, lists) choose. Each is read as its field's type; an empty number is the field's default. A bad
+    value raises `ExplorerError` when the state is made."""
+    fields = {}
+    for name, value in values.items():
+        if name == "head":
+            fields["head"], fields["grid"] = parse_head(value)
+        elif name == "silenced":
+            fields["silenced"] = frozenset(parse_head_ref(label) for label in value or [])
+        elif name == "model":
+            fields["model"] = str(value or "").strip()
+        else:
+            fields[name] = _typed(name, value)
+    return fields
+
+
+def _typed(name: str, value: Any) -> Any:
+    """`value` as the type of the state's field `name` (a slider sends 3.0 for 3; an empty number box sends None)."""
+    kind = _TYPES[name]
+    if value is None:
+        return "" if kind is str else getattr(DEFAULT_STATE, name)
+    if kind in (int, float):
+        try:
+            return kind(value)
+        except (TypeError, ValueError):
+            raise ExplorerError(f"{name.replace('_', ' ')} must be a number, not {value!r}") from None
+    return bool(value) if kind is bool else value
+
+
+def control_values(state: ExplorerState) -> dict[str, Any]:
+    """What each control shows for a state, by setting name (the inverse of `state_fields`)."""
+    values = {name: getattr(state, name) for name in NAMES}
+    values["head"] = head_choice(state)
+    values["silenced"] = [head_label(ref) for ref in sorted(state.silenced)]
+    return values
+
+
+DEFAULT_STATE = ExplorerState()
+DEFAULTS = control_values(DEFAULT_STATE)  # each control's first value
+
+
+def event_values(**settings: Any) -> list:
+    """The values an event of the page takes after the user's explorer, in their order (`NAMES`): `settings`, as the
+    controls send them, and every other control at its first value. For clients of `/step`, `/run`, `/back`, …"""
+    unknown = set(settings) - set(NAMES)
+    if unknown:
+        raise KeyError(f"not settings of the page: {sorted(unknown)}")
+    values = DEFAULTS | settings
+    return [values[name] for name in NAMES]
+
+
+@dataclasses.dataclass(frozen=True)
 class Settings:
-    """The values of the page's controls, as the page sends them (strings, floats, lists)."""
+    """The values of the page's controls, by setting name, as the page sends them (strings, floats, lists)."""
 
-    model: str
-    source: str
-    strategy: str
-    temperature: float
-    top_k: float
-    top_p: float
-    seed: float | None
-    beam_width: float
-    max_output_tokens: float
-    causal_mask: bool
-    padding_mask: bool
-    positions: bool
-    pad_to: float
-    silenced: list[str] | None
-    family: str
-    layer: float
-    head: str
-    view: str
-    presentation: bool
-    stage: str
-    stage_layer: float
-    stage_head: float
-    stage_position: float
+    values: Mapping[str, Any]
 
     @classmethod
-    def names(cls) -> list[str]:
-        return [field.name for field in dataclasses.fields(cls)]
+    def from_values(cls, values: Sequence) -> Settings:
+        """From an event's input values, in the order of `NAMES`."""
+        return cls(dict(zip(NAMES, values, strict=True)))
 
-    @classmethod
-    def from_values(cls, values: tuple) -> Settings:
-        """From an event's input values, in the order of `names()`."""
-        return cls(*values)
+    def __getitem__(self, name: str) -> Any:
+        return self.values[name]
+
+    def replace(self, **changes: Any) -> Settings:
+        return Settings({**self.values, **changes})
 
     def state_fields(self) -> dict[str, Any]:
-        """The `ExplorerState` fields these settings choose (checked there: a bad value raises `ExplorerError`)."""
-        head, grid = render.parse_head(self.head)
-        return {
-            "model": (self.model or "").strip(),
-            "source": self.source or "",
-            "strategy": self.strategy,
-            "temperature": float(self.temperature),
-            "top_k": int(self.top_k),
-            "top_p": float(self.top_p),
-            "seed": int(self.seed or 0),
-            "beam_width": int(self.beam_width),
-            "max_output_tokens": int(self.max_output_tokens),
-            "causal_mask": bool(self.causal_mask),
-            "padding_mask": bool(self.padding_mask),
-            "positions": bool(self.positions),
-            "pad_to": int(self.pad_to),
-            "silenced": frozenset(render.parse_head_ref(label) for label in self.silenced or []),
-            "family": self.family,
-            "layer": int(self.layer),
-            "head": head,
-            "grid": grid,
-            "view": self.view,
-            "presentation": bool(self.presentation),
-            "stage": self.stage,
-            "stage_layer": int(self.stage_layer),
-            "stage_head": int(self.stage_head),
-            "stage_position": int(self.stage_position),
-        }
+        return state_fields(self.values)
 
 
-# The controls a refresh does not set (it sets the model, the silenced heads, the layer and the head): a shared
-# link's state puts these back on the page.
-RESTORED = ("source", "strategy", "temperature", "top_k", "top_p", "seed", "beam_width", "max_output_tokens",
-            "causal_mask", "padding_mask", "positions", "pad_to", "family", "view", "presentation",
-            "stage")  # fmt: skip
-
-
-def restored_values(state: ExplorerState) -> dict[str, Any]:
-    """The values of the `RESTORED` controls for a state, by setting name."""
-    return {name: getattr(state, name) for name in RESTORED}
-
-
-def settle(registry: ModelRegistry, explorer: Explorer | None, settings: Settings) -> tuple[Explorer, str]:
+def with_settings(registry: ModelRegistry, explorer: Explorer | None, settings: Settings) -> tuple[Explorer, str]:
     """The user's explorer with the settings on the page (a new one when there was none, or for a new model), and
     a note for the user when the sentence had to change: too long, it is cut (`within_limit`); a new model that
     cannot read the sentence (its pieces would be `<unk>`) starts from its own first example instead."""

@@ -187,7 +187,8 @@ class Figure:
     def __init__(self, data: Sequence[dict], layout: dict):
         self.data: tuple[Props, ...] = _props(data)
         self.layout: Props = _props(layout)
-        self.presented = False  # drawn at its size for the presentation layout already: `enlarged` keeps it
+        # Drawn at its size for the presentation layout already: `enlarged` keeps it as it is.
+        self.drawn_for_presentation = False
 
     def to_dict(self) -> dict[str, Any]:
         """The figure as Plotly's JSON in Python values (a copy), numpy arrays as Plotly's base64 typed arrays."""
@@ -231,8 +232,8 @@ def enlarged(figure: Figure, by: float = 1.4) -> Figure:
     """A copy of `figure` with every text `by` times larger (the presentation layout: readable from the back of a
     room), and as much taller, so that the larger labels leave the plot its room, up to `ENLARGED_MAX_HEIGHT`
     (beyond it, the labels of a long axis are made smaller to fit its rows); the title below Plotly's toolbar.
-    A figure drawn for that layout already (`Figure.presented`) is returned as it is."""
-    if figure.presented:
+    A figure drawn for that layout already (`Figure.drawn_for_presentation`) is returned as it is."""
+    if figure.drawn_for_presentation:
         return figure
     figure = Figure(figure.data, figure.layout)
     layout = figure.layout

@@ -185,7 +185,7 @@ def architecture_diagram(
 
     Each block's rectangle is named by its key (`name`): the page finds the block under a click by it. `compact`:
     smaller type and tighter rows, for a narrow column; that figure is drawn at its size for the presentation
-    layout already (`Figure.presented`: `enlarged` leaves it as it is)."""
+    layout already (`Figure.drawn_for_presentation`: `enlarged` leaves it as it is)."""
     size = _SIZES[compact]
     shapes, annotations = [], []
 
@@ -248,7 +248,7 @@ def architecture_diagram(
         yaxis={"visible": False, "range": [0, height], "fixedrange": True},
         shapes=shapes, annotations=annotations, dragmode=False, hovermode=False,
     )  # fmt: skip
-    figure.presented = compact
+    figure.drawn_for_presentation = compact
     return figure
 
 

@@ -9,10 +9,9 @@ from gradio.components import Component
 
 from explorer import Explorer, ExplorerError, ExplorerState
 
-from .panel import Panel as Base
-from .panel import Refresh, escaped
-from .runtime import run_gpu
-from .settings import RESTORED, restored_values
+from ..panel import Frame, Panel, escaped
+from ..runtime import uses_gpu
+from ..settings import control_values
 
 
 def share_markdown(state: ExplorerState) -> str:
@@ -51,7 +50,7 @@ COPY_JS = """() => {
 }"""
 
 
-class Panel(Base):
+class ShareTab(Panel):
     tab = "share"
     refresh_hidden = True  # the link is always current
     remembered = False  # the link opens the view the user was looking at before coming here
@@ -64,7 +63,7 @@ class Panel(Base):
         self.token = gr.State("")  # the `state` query parameter the page was opened with
         self.outputs = [self.link]
 
-    def refresh(self, frame: Refresh) -> dict[Component, Any]:
+    def refresh(self, frame: Frame) -> dict[Component, Any]:
         return {self.link: share_markdown(frame.state)}
 
     def cleared(self, message: str) -> dict[Component, Any]:
@@ -72,11 +71,10 @@ class Panel(Base):
 
     def wire(self) -> None:
         page = self.page
-        restored = [page.controls[name] for name in RESTORED]
-        page.demo.load(self.link_token, None, self.token, api_visibility="private").then(
-            run_gpu(self.restore), [self.token, *page.inputs], [page.tabs, *restored, *page.outputs],
-            api_visibility="private",
-        )  # fmt: skip
+        outputs = list(dict.fromkeys([page.tabs, *page.inputs[1:], *page.outputs]))  # every control
+        page.on_load(self.link_token, None, self.token).then(
+            uses_gpu(self.restore), [self.token, *page.inputs], outputs, api_visibility="private"
+        )
         self.copy.click(None, None, None, js=COPY_JS, api_visibility="private")
 
     @staticmethod
@@ -95,6 +93,6 @@ class Panel(Base):
             explorer = Explorer(page.registry, ExplorerState.from_link(token))
         except ExplorerError as error:
             return page.apply(None, *values) | {page.status: escaped(f"This link cannot be opened: {error}")}
-        controls = {page.controls[name]: value for name, value in restored_values(explorer.state).items()}
-        tab = explorer.state.tab if explorer.state.tab in page.tab_by_key else "attention"
-        return {page.tabs: gr.Tabs(selected=tab)} | controls | page.refreshed(explorer)
+        # Every control shows the link's setting; those a refresh sets (a model's layers and heads) as it sets them.
+        controls = {page.control(name): value for name, value in control_values(explorer.state).items()}
+        return {page.tabs: page.selected_tab(explorer.state.tab)} | controls | page.refreshed(explorer)

@@ -10,8 +10,8 @@ from gradio.components import Component
 
 from explorer import inside
 
-from .panel import Panel as Base
-from .panel import Refresh
+from ..panel import Frame, Panel
+from ..settings import DEFAULTS
 
 HINT = (
     "Every number the model computes for the next token, with this sentence's values: click a block of the "
@@ -77,7 +77,7 @@ if (!window.insideDiagramListens) {
 """
 
 
-class Panel(Base):
+class InsideTab(Panel):
     tab = "inside"
 
     def __init__(self, page):
@@ -87,37 +87,46 @@ class Panel(Base):
             with gr.Row(elem_id="inside-row"):  # side by side in the presentation layout too (assets/style.css)
                 with gr.Column(scale=2, min_width=320, elem_id="inside-map"):
                     self.diagram = gr.Plot(show_label=False, elem_id="inside-diagram")
-                    self.stage = page.setting("stage", gr.Radio(
-                        inside.stage_choices(), value="decoder.self_attention", label="Stage",
-                        elem_id="inside-stage",
-                    ))  # fmt: skip
+                    stage = gr.Radio(
+                        inside.stage_choices(), value=DEFAULTS["stage"], label="Stage", elem_id="inside-stage"
+                    )
+                    self.stage = page.setting("stage", stage)
                 with gr.Column(scale=3, elem_id="inside-shown"):
                     with gr.Row(elem_id="inside-controls"):
-                        self.layer = page.setting("stage_layer", gr.Slider(0, 5, value=0, step=1, label="Layer",
-                                                                           elem_id="inside-layer"))  # fmt: skip
-                        self.head = page.setting("stage_head", gr.Slider(0, 7, value=0, step=1, label="Head",
-                                                                         elem_id="inside-head"))  # fmt: skip
-                        self.position = page.setting("stage_position", gr.Slider(
-                            0, 63, value=0, step=1, label="Source position", info="the encoder's stages, the stacks",
+                        layer = gr.Slider(
+                            0, 5, value=DEFAULTS["stage_layer"], step=1, label="Layer", elem_id="inside-layer"
+                        )
+                        head = gr.Slider(
+                            0, 7, value=DEFAULTS["stage_head"], step=1, label="Head", elem_id="inside-head"
+                        )
+                        position = gr.Slider(
+                            0,
+                            63,
+                            value=DEFAULTS["stage_position"],
+                            step=1,
+                            label="Source position",
+                            info="the encoder's stages, the stacks",
                             elem_id="inside-position",
-                        ))  # fmt: skip
+                        )
+                    self.layer, self.head = page.setting("stage_layer", layer), page.setting("stage_head", head)
+                    self.position = page.setting("stage_position", position)
                     self.text = gr.Markdown(elem_id="inside-text")
                     self.plot = gr.HTML(elem_id="inside-plot", js_on_load=HOVER_JS + DIAGRAM_JS)
         self.outputs = [self.diagram, self.text, self.plot]
         self.controls = [self.layer, self.head, self.position]
 
-    def refresh(self, frame: Refresh) -> dict[Component, Any]:
+    def refresh(self, frame: Frame) -> dict[Component, Any]:
         figure, text = inside.stage_view(frame.explorer, frame.worked)
         updates: dict[Component, Any] = {self.plot: figure, self.text: text}
         if not frame.light:  # the stage, the model or the sentence changed, or the tab opened
             updates[self.diagram] = inside.diagram(frame.explorer, frame.state.stage)
         return updates
 
-    def sync(self, frame: Refresh) -> dict[Component, Any]:
+    def sync(self, frame: Frame) -> dict[Component, Any]:
         """The ranges of the layer, head and position, for the model and the sentence."""
         config, state = frame.explorer.checkpoint.model.config, frame.state
         n_layers = max(config.n_encoder_layers, config.n_decoder_layers)
-        n_source = len(frame.views.source_tokens)
+        n_source = len(frame.snapshot.source_tokens)
         layer, head = inside.layer_and_head(frame.explorer)
         return {
             self.layer: gr.update(maximum=max(n_layers - 1, 0), value=layer),

@@ -9,9 +9,8 @@ from gradio.components import Component
 
 from explorer import render
 
-from .panel import Panel as Base
-from .panel import escaped
-from .runtime import LONG
+from ..panel import Panel, escaped
+from ..runtime import LONG
 
 HINT = (
     "Press the button to see the attention view chosen in the *Attention* tab twice, on the same tokens: for this "
@@ -20,7 +19,7 @@ HINT = (
 )
 
 
-class Panel(Base):
+class TwinsTab(Panel):
     tab = "twins"
 
     def __init__(self, page):
@@ -36,7 +35,7 @@ class Panel(Base):
     def wire(self) -> None:
         page = self.page
         outputs = [self.trained, self.untrained, self.text, self.caption]
-        compare = page.with_settled(self.comparison, lambda error: {self.text: escaped(error)})
+        compare = page.view_handler(self.comparison, lambda error: {self.text: escaped(error)})
         self.button.click(compare, page.inputs, outputs, api_visibility="private", **LONG)
 
     def comparison(self, explorer) -> dict[Component, Any]:
@@ -46,5 +45,5 @@ class Panel(Base):
             self.trained: gr.update(value=trained, visible=shown),
             self.untrained: gr.update(value=untrained, visible=shown),
             self.text: text,
-            self.caption: gr.update(value=render.attention_caption(explorer.views(), explorer.state), visible=shown),
+            self.caption: gr.update(value=render.attention_caption(explorer.snapshot(), explorer.state), visible=shown),
         }

@@ -9,15 +9,14 @@ from gradio.components import Component
 
 from explorer import render
 
-from .panel import Panel as Base
-from .panel import Refresh
+from ..panel import Frame, Panel
 
 TREE = "the tree of the hypotheses the beam keeps and drops grows here, a column a step."
 NOT_BEAM = f"Beam search is not in use. Choose **beam** under *Decoding*, then press **Step** or **Run**: {TREE}"
 NO_STEP = f"Press **Step** or **Run**: {TREE}"
 
 
-class Panel(Base):
+class BeamTab(Panel):
     tab = "beam"
 
     def __init__(self, page):
@@ -28,7 +27,7 @@ class Panel(Base):
             self.caption = gr.Markdown(render.BEAM_CAPTION, elem_classes="caption", visible=False)
         self.outputs = [self.hint, self.plot, self.caption]
 
-    def refresh(self, frame: Refresh) -> dict[Component, Any]:
+    def refresh(self, frame: Frame) -> dict[Component, Any]:
         if frame.light and frame.state.strategy != "beam":  # nothing to draw, and nothing drawn before
             return {}
         figure = render.beam_figure(frame.explorer)

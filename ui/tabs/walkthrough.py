@@ -11,10 +11,9 @@ from gradio.components import Component
 
 from explorer import Explorer, walkthrough
 
+from ..panel import FIT_PLOTS_JS, Frame, Panel
+from ..runtime import QUICK
 from .inside import HOVER_JS
-from .panel import FIT_PLOTS_JS, Refresh
-from .panel import Panel as Base
-from .runtime import QUICK
 
 HINT = (
     "A tour of the computation of the next token, stage by stage, for a student who has read the paper once. "
@@ -61,7 +60,7 @@ class Section:
         return updates
 
 
-class Panel(Base):
+class WalkthroughTab(Panel):
     tab = "walkthrough"
 
     def __init__(self, page):
@@ -71,7 +70,7 @@ class Panel(Base):
             self.sections = [Section(kind) for kind in walkthrough.SECTIONS]
         self.outputs = [component for section in self.sections for component in section.outputs]
 
-    def refresh(self, frame: Refresh) -> dict[Component, Any]:
+    def refresh(self, frame: Frame) -> dict[Component, Any]:
         updates: dict[Component, Any] = {}
         for shown, section in zip(self.sections, walkthrough.tour(frame.explorer, frame.worked), strict=True):
             updates.update(shown.drawn(section))
@@ -82,7 +81,7 @@ class Panel(Base):
 
     def wire(self) -> None:
         page = self.page
-        outputs = [page.tabs, page.controls["stage"], *page.outputs]
+        outputs = [page.tabs, page.control("stage"), *page.outputs]
         for section in self.sections:
             opened = section.link.click(self.stage_opener(section.kind.key), page.inputs, outputs,
                                         api_visibility="private", **QUICK)  # fmt: skip
@@ -101,8 +100,8 @@ class Panel(Base):
             updates = handler(explorer, *values)
             explorer = updates.get(page.explorer)
             if isinstance(explorer, Explorer) and explorer.state.tab == "inside":
-                updates[page.tabs] = gr.Tabs(selected="inside")
-                updates[page.controls["stage"]] = explorer.state.stage
+                updates[page.tabs] = page.selected_tab("inside")
+                updates[page.control("stage")] = explorer.state.stage
             return updates
 
         return open_stage

@@ -11,9 +11,9 @@ from gradio.components import Component
 
 from explorer import Explorer, render
 
-from .panel import Panel as Base
-from .panel import Refresh
-from .runtime import QUICK
+from ..panel import Frame, Panel
+from ..runtime import QUICK
+from ..settings import DEFAULTS, head_choice, head_choices
 
 VIEWS = [("one family", "heatmap"), ("three families side by side", "families"), ("alignment lines", "alignment")]
 
@@ -27,23 +27,22 @@ element.addEventListener("click", (event) => {
 """
 
 
-class Panel(Base):
+class AttentionTab(Panel):
     tab = "attention"
 
     def __init__(self, page):
         super().__init__(page)
         with page.tab("Attention", self.tab):
             with gr.Row():
-                self.family = page.setting("family", gr.Radio(
-                    [(name, key) for key, name in render.FAMILY_NAMES.items()], value="cross",
-                    label="Attention", elem_id="attention-family", scale=2,
-                ))  # fmt: skip
-                self.layer = page.setting("layer", gr.Slider(0, 5, value=0, step=1, label="Layer",
-                                                             elem_id="attention-layer"))  # fmt: skip
-                self.head = page.setting("head", gr.Dropdown(render.head_choices(4), value=render.HEAD_AVERAGE,
-                                                             label="Head", elem_id="head"))  # fmt: skip
-                self.view = page.setting("view", gr.Radio(VIEWS, value="heatmap", label="Show",
-                                                          elem_id="attention-view", scale=2))  # fmt: skip
+                families = [(name, key) for key, name in render.FAMILY_NAMES.items()]
+                family = gr.Radio(
+                    families, value=DEFAULTS["family"], label="Attention", elem_id="attention-family", scale=2
+                )
+                layer = gr.Slider(0, 5, value=DEFAULTS["layer"], step=1, label="Layer", elem_id="attention-layer")
+                head = gr.Dropdown(head_choices(4), value=DEFAULTS["head"], label="Head", elem_id="head")
+                view = gr.Radio(VIEWS, value=DEFAULTS["view"], label="Show", elem_id="attention-view", scale=2)
+            self.family, self.layer = page.setting("family", family), page.setting("layer", layer)
+            self.head, self.view = page.setting("head", head), page.setting("view", view)
             self.plot = gr.Plot(show_label=False, elem_id="attention-plot")
             self.caption = gr.Markdown(elem_id="attention-caption", elem_classes="caption")
             gr.Markdown(render.THUMBNAILS_CAPTION, elem_classes="caption", elem_id="thumbnails-caption")
@@ -51,20 +50,20 @@ class Panel(Base):
         self.outputs = [self.plot, self.caption, self.thumbnails]
         self.controls = [self.layer, self.head]
 
-    def refresh(self, frame: Refresh) -> dict[Component, Any]:
+    def refresh(self, frame: Frame) -> dict[Component, Any]:
         state = frame.state
         return {
-            self.plot: render.attention_figure(frame.views, state),
-            self.caption: render.attention_caption(frame.views, state),
-            self.thumbnails: render.attention_thumbnails(frame.views, state),
+            self.plot: render.attention_figure(frame.snapshot, state),
+            self.caption: render.attention_caption(frame.snapshot, state),
+            self.thumbnails: render.attention_thumbnails(frame.snapshot, state),
         }
 
-    def sync(self, frame: Refresh) -> dict[Component, Any]:
+    def sync(self, frame: Frame) -> dict[Component, Any]:
         """The model's layers and heads, for a new model or family."""
         state, config = frame.state, frame.explorer.checkpoint.model.config
         return {
             self.layer: gr.update(maximum=max(config.n_layers(state.family) - 1, 0), value=state.layer),
-            self.head: gr.update(choices=render.head_choices(config.n_heads), value=render.head_choice(state)),
+            self.head: gr.update(choices=head_choices(config.n_heads), value=head_choice(state)),
         }
 
     def cleared(self, message: str) -> dict[Component, Any]:
@@ -86,7 +85,7 @@ class Panel(Base):
         user picks after that stays; a shared link opens on the layer it names (it chooses no view)."""
         state = explorer.state
         if state.view == "alignment":
-            peaked = render.most_peaked_layer(explorer.views(), state.head)
+            peaked = render.most_peaked_layer(explorer.snapshot(), state.head)
             deepest = explorer.checkpoint.model.config.n_layers(state.family) - 1  # the layer control's range
             explorer.update(layer=min(peaked, deepest))
 

@@ -10,21 +10,22 @@ from gradio.components import Component
 
 from explorer import render
 
-from .panel import Panel as Base
-from .panel import escaped
-from .runtime import LONG
+from ..panel import Panel, escaped
+from ..runtime import LONG
+from ..settings import DEFAULTS
 
 
-class Panel(Base):
+class PositionsTab(Panel):
     tab = "positions"
 
     def __init__(self, page):
         super().__init__(page)
         with page.tab("Positions", self.tab):
             with gr.Row():
-                self.positions = page.setting("positions", gr.Checkbox(
-                    True, label="Add positional encodings", elem_id="positions-toggle"
-                ))  # fmt: skip
+                toggle = gr.Checkbox(
+                    DEFAULTS["positions"], label="Add positional encodings", elem_id="positions-toggle"
+                )
+                self.positions = page.setting("positions", toggle)
                 self.n_positions = gr.Slider(4, 128, value=50, step=1, label="Positions shown")
                 with gr.Column():
                     self.dims = gr.Textbox(
@@ -49,14 +50,14 @@ class Panel(Base):
         page = self.page
         page.on_input(self.positions)
         figures = [self.table, self.curves, self.similarity, self.dims_note]
-        draw = page.with_settled(self.figures, lambda error: dict.fromkeys(figures), hold=False)
+        draw = page.view_handler(self.figures, lambda error: dict.fromkeys(figures), hold=False)
         inputs = [*page.inputs, self.n_positions, self.dims]
-        for control in (self.n_positions, page.controls["model"]):
+        for control in (self.n_positions, page.control("model")):
             control.change(draw, inputs, figures, api_visibility="private")
         for typed in (self.dims.submit, self.dims.blur):  # when the numbers are typed, not at every keystroke
             typed(draw, inputs, figures, api_visibility="private")
-        page.demo.load(draw, inputs, figures, api_visibility="private")
-        shuffled = page.with_settled(lambda e: {self.shuffle_text: render.shuffled_report(e)},
+        page.on_load(draw, inputs, figures)
+        shuffled = page.view_handler(lambda e: {self.shuffle_text: render.shuffled_report(e)},
                                      lambda error: {self.shuffle_text: escaped(error)}, hold=False)  # fmt: skip
         self.shuffle_btn.click(shuffled, page.inputs, self.shuffle_text, api_visibility="private", **LONG)
 

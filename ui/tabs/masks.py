@@ -10,9 +10,9 @@ from gradio.components import Component
 
 from explorer import render
 
-from .panel import Panel as Base
-from .panel import Refresh, escaped
-from .runtime import LONG
+from ..panel import Frame, Panel, escaped
+from ..runtime import LONG
+from ..settings import DEFAULTS, control_values, silenced_choices
 
 COMPARE_HINT = (
     "Tick heads above to silence them, then press the button: the next token's probabilities and the whole "
@@ -20,16 +20,20 @@ COMPARE_HINT = (
 )
 
 
-class Panel(Base):
+class MasksTab(Panel):
     tab = "masks"
 
     def __init__(self, page):
         super().__init__(page)
         with page.tab("Masks and heads", self.tab):
             with gr.Row():
-                causal = gr.Checkbox(True, label="Causal mask (decoder sees only the past)", elem_id="causal-mask")
-                padding = gr.Checkbox(True, label="Source padding mask", elem_id="padding-mask")
-                pad_to = gr.Slider(0, 64, value=0, step=1, label="Pad the source to this many tokens (0 = off)")
+                causal = gr.Checkbox(
+                    DEFAULTS["causal_mask"], label="Causal mask (decoder sees only the past)", elem_id="causal-mask"
+                )
+                padding = gr.Checkbox(DEFAULTS["padding_mask"], label="Source padding mask", elem_id="padding-mask")
+                pad_to = gr.Slider(
+                    0, 64, value=DEFAULTS["pad_to"], step=1, label="Pad the source to this many tokens (0 = off)"
+                )
             self.teacher_forced = gr.Markdown(elem_id="teacher-forced")
             self.silenced = gr.CheckboxGroup([], label="Silenced heads", elem_id="silenced-heads")
             self.compare_btn = gr.Button("Compare with no heads silenced", elem_id="compare-btn")
@@ -37,20 +41,20 @@ class Panel(Base):
             self.compare_plot = gr.Plot(show_label=False, elem_id="compare-plot", visible=False)
             self.compare_caption = gr.Markdown(render.COMPARE_CAPTION, elem_id="compare-caption",
                                                elem_classes="caption", visible=False)  # fmt: skip
-        self.settings = [page.setting("causal_mask", causal), page.setting("padding_mask", padding),
-                         page.setting("pad_to", pad_to), page.setting("silenced", self.silenced)]  # fmt: skip
+        settings = {"causal_mask": causal, "padding_mask": padding, "pad_to": pad_to, "silenced": self.silenced}
+        self.settings = [page.setting(name, control) for name, control in settings.items()]
         self.outputs = [self.teacher_forced]
         self.controls = [self.silenced]
 
-    def refresh(self, frame: Refresh) -> dict[Component, Any]:
-        return {self.teacher_forced: render.teacher_forced_markdown(frame.views, frame.state)}
+    def refresh(self, frame: Frame) -> dict[Component, Any]:
+        return {self.teacher_forced: render.teacher_forced_markdown(frame.snapshot, frame.state)}
 
-    def sync(self, frame: Refresh) -> dict[Component, Any]:
+    def sync(self, frame: Frame) -> dict[Component, Any]:
         """The model's heads, and the ones silenced."""
         return {
             self.silenced: gr.update(
-                choices=render.silenced_choices(frame.explorer),
-                value=[render.head_ref_label(h) for h in sorted(frame.state.silenced)],
+                choices=silenced_choices(frame.explorer),
+                value=control_values(frame.state)["silenced"],
             )
         }
 
@@ -60,7 +64,7 @@ class Panel(Base):
     def wire(self) -> None:
         page = self.page
         page.on_input(*self.settings)
-        compare = page.with_settled(self.comparison, lambda error: {self.compare_text: escaped(error)})
+        compare = page.view_handler(self.comparison, lambda error: {self.compare_text: escaped(error)})
         outputs = [self.compare_plot, self.compare_text, self.compare_caption]
         self.compare_btn.click(compare, page.inputs, outputs, api_visibility="private", **LONG)
 

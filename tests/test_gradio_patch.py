@@ -1,0 +1,43 @@
+"""`ui.gradio_patch` reads and changes Gradio internals: these tests fail when Gradio changes under it.
+
+Each checks that what the patch relies on is still there, as it was in the version it was written against. When
+one fails after an upgrade, read `ui/gradio_patch.py` again against the new Gradio's source, and update
+`GRADIO_VERSION` with it.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import gradio as gr
+import gradio.blocks
+from gradio.queueing import Event, Queue
+from gradio.state_holder import SessionState
+
+from ui import gradio_patch
+
+
+def test_the_patch_was_written_against_the_installed_gradio():
+    assert gr.__version__ == gradio_patch.GRADIO_VERSION, "read ui/gradio_patch.py again against this Gradio"
+
+
+def test_blocks_still_postprocess_an_events_answer_where_the_patch_hooks_in():
+    parameters = list(inspect.signature(gr.Blocks.postprocess_data).parameters)
+    assert parameters == ["self", "block_fn", "predictions", "state"]
+    assert inspect.iscoroutinefunction(gr.Blocks.postprocess_data)
+    assert callable(gradio.blocks.postprocess_update_dict)
+    assert gr.skip() == gradio_patch.SKIP  # what a skipped output is
+
+
+def test_a_sessions_state_still_keeps_its_components_where_the_patch_prunes_them():
+    with gr.Blocks() as demo:
+        gr.Textbox()
+    state = SessionState(demo)
+    assert isinstance(state.blocks_config.blocks, dict) and isinstance(state.config_values, dict)
+    assert set(demo.default_config.blocks) >= set(state.blocks_config.blocks)
+
+
+def test_the_queue_still_has_what_the_patch_sets_and_reads():
+    assert "sleep_when_free" in Queue.start_processing.__code__.co_names  # the pause its loop reads
+    assert "event_queue_per_concurrency_id" in Queue.__init__.__code__.co_names  # the waiting events (`waiting`)
+    assert {"session_hash", "fn"} <= set(inspect.signature(Event.__init__).parameters)

@@ -1,0 +1,103 @@
+"""A patch of Gradio's internals, written against Gradio `GRADIO_VERSION`: what the page changes in `gr.Blocks` and
+its queue, and reads of the queue, that Gradio has no public way to do.
+
+Each is checked by a test (`tests/test_gradio_patch.py`) that fails when Gradio changes under it: a new Gradio
+version means reading these again against its source.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from typing import Any
+
+import gradio as gr
+from gradio.blocks import Block, postprocess_update_dict
+
+GRADIO_VERSION = "6.31.0"  # the version this module was written against (requirements.txt pins it)
+
+# Gradio's queue keeps the last 10,000 events for its monitoring page, and after *every* event it builds a pandas
+# table of all of them to summarise their times: under a class that was the largest single cost of an event (16% of
+# the server's time in a profile at 30 students, and growing with every event kept). The page has no use for the
+# summary: it is made once every thousand events, of the last thousand. (Read when the queue is made, in `launch`.)
+os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
+os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", "1000")
+
+# With nothing to do, Gradio's queue looks for new events every millisecond: 30 ms of CPU a second, idle, and a wake-up
+# that takes the interpreter's lock a thousand times a second under load. Every 4 ms is as good for a person (at most
+# 4 ms before an event starts) and halves the idle cost: 14–16 ms a second in the classroom benchmark (`Blocks.queue`).
+QUEUE_POLL_S = 0.004
+
+
+def waiting(request: gr.Request | None, api_name: str) -> bool:
+    """Whether the user of `request` has an event of the handler `api_name` waiting in gradio's queue, not started.
+    (Gradio's queue, read as Gradio `GRADIO_VERSION` keeps it.)"""
+    if request is None:  # called directly, not by gradio
+        return False
+    queue, session = request.app.get_blocks()._queue, request.session_hash
+    return any(
+        event.session_hash == session and event.fn.api_name == api_name
+        for waiting_events in list(queue.event_queue_per_concurrency_id.values())
+        for event in list(waiting_events.queue)
+    )
+
+
+class Blocks(gr.Blocks):
+    """`gr.Blocks` that skips what is skipped, does not keep every replaced component of a session (a leak in
+    Gradio 6.31), and whose queue does not spin (`queue`).
+
+    A handler returns a dict of the outputs it draws; gradio fills every other output of the event with `gr.skip()`
+    and then handles that as an update of the component's properties: it builds a new component for the session,
+    for every skipped output, at every event. With the page's 50 outputs and the 9 a Step draws, that took 27 ms of
+    each Step and of each of a Run's streamed messages. Here the skipped outputs are left out before gradio's
+    postprocessing and given back to the page as the same "update nothing" answer.
+
+    An event that updates a component (`gr.update(choices=…)`, or any `gr.update`) makes a new component for
+    the session, under the original's id. Gradio then also files that new component under its *own* new id the
+    next time it reads or writes it, and never removes it: each session's component table (and the config made
+    from it) grows by a few entries with every event, about 80 KB of memory per request in the load test. Every
+    entry that the page itself does not have is one of those copies; they are dropped after each event.
+    """
+
+    def queue(self, *args, **kwargs):
+        """Gradio's queue, looking for new events every `QUEUE_POLL_S` seconds (it looks every millisecond)."""
+        queued = super().queue(*args, **kwargs)
+        self._queue.sleep_when_free = QUEUE_POLL_S
+        return queued
+
+    async def postprocess_data(self, block_fn, predictions, state):
+        skipped, kept, drawn = _without_skipped(block_fn, predictions)
+        outputs = await self._postprocess_kept(kept, drawn, state)
+        for index in skipped:  # what gradio itself sends for a skipped output, without building a component
+            outputs.insert(index, postprocess_update_dict(block_fn.outputs[index], dict(SKIP)))
+        return outputs
+
+    async def _postprocess_kept(self, block_fn, predictions, state):
+        if not block_fn.outputs:
+            return []
+        outputs = await super().postprocess_data(block_fn, predictions, state)
+        if state is not None:  # runs on the event loop, like the code that adds the copies
+            page = self.default_config.blocks
+            for key in [k for k in state.blocks_config.blocks if k not in page]:
+                del state.blocks_config.blocks[key]
+                state.config_values.pop(key, None)
+        return outputs
+
+
+SKIP = {"__type__": "update"}  # what `gr.skip()` returns: an update of nothing
+
+
+def _without_skipped(block_fn: Any, predictions: Any) -> tuple[list[int], Any, Any]:
+    """The indices of the outputs a handler's answer skips (left out, or `gr.skip()`), and the event and the answer
+    without them; the event and answer as they are when there is nothing to leave out (a single output, a list)."""
+    if not isinstance(predictions, dict) or not predictions or not all(isinstance(k, Block) for k in predictions):
+        return [], block_fn, predictions
+    drawn = {block._id: value for block, value in predictions.items()}
+    if set(drawn) - {block._id for block in block_fn.outputs}:
+        return [], block_fn, predictions  # not one of the event's outputs: gradio says so
+    skipped = [i for i, block in enumerate(block_fn.outputs) if drawn.get(block._id, SKIP) == SKIP]
+    if not skipped:
+        return [], block_fn, predictions
+    kept = copy.copy(block_fn)
+    kept.outputs = [block for i, block in enumerate(block_fn.outputs) if i not in set(skipped)]
+    return skipped, kept, [drawn[block._id] for block in kept.outputs]
