@@ -1,4 +1,5 @@
-"""Shared fixtures: tiny models, tiny sentencepiece models, tiny Marian checkpoints — all built locally."""
+"""Shared fixtures: tiny models, tiny sentencepiece models, tiny Marian checkpoints — all built locally — and the
+shipped models as the explorer reads them. The markers (`slow`, `browser`, `cuda`) are declared in pyproject.toml."""
 
 from __future__ import annotations
 
@@ -15,6 +16,20 @@ os.environ["HF_HUB_OFFLINE"] = "1"  # tests never touch the network
 torch.set_num_threads(2)
 
 from transformer.model import Transformer, TransformerConfig  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+CHECKPOINTS = ROOT / "checkpoints"  # the shipped models
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked `cuda` are skipped where there is no GPU, so that one command runs the suite everywhere."""
+    if torch.cuda.is_available():
+        return
+    no_gpu = pytest.mark.skip(reason="needs a CUDA GPU")
+    for item in items:
+        if "cuda" in item.keywords:
+            item.add_marker(no_gpu)
+
 
 ENGLISH = [
     "The weather is nice today.",
@@ -161,3 +176,28 @@ def marian(request, tmp_path_factory):
     folder = tmp_path_factory.mktemp(f"marian-{request.param}")
     model = build_marian(folder, shared=request.param == "shared")
     return folder, model
+
+
+@pytest.fixture(scope="module")
+def registry():
+    """The shipped models (`checkpoints/`), loaded once for the test module and only read, as the app shares them."""
+    from explorer import ModelRegistry
+
+    return ModelRegistry(CHECKPOINTS)
+
+
+def explorer_on(registry, source: str, steps: int = 0, model: str = "numbers-de"):
+    """An explorer of `model` on `source`, with `steps` tokens written."""
+    from explorer import Explorer, ExplorerState
+
+    explorer = Explorer(registry, ExplorerState(model=model, source=source))
+    for _ in range(steps):
+        explorer.step()
+    return explorer
+
+
+@pytest.fixture
+def explorer(registry):
+    """numbers-de on "three hundred and forty-two", two tokens written: mid-sentence, with source pieces and layers
+    to choose from. A new one for every test, so that a test may step it without changing what the next one sees."""
+    return explorer_on(registry, "three hundred and forty-two", steps=2)
