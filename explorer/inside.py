@@ -25,32 +25,10 @@ from transformer.worked import (
 
 from . import figures
 from .cache import SHARED, identity
-from .figures import Block, TensorPanel
+from .figures import TensorPanel
 from .session import Explorer
-from .state import STAGES
+from .stages import DECODER_BLOCKS, ENCODER_BLOCKS, Block
 
-# A block's label names it in the diagram and, on one line, in the list of stages (`stage_choices`); each Add & Norm
-# by the sub-layer it follows, as the same name would not tell the three of a decoder layer apart.
-ENCODER_BLOCKS = (
-    Block("encoder.embedding", "Input embedding\n+ positions", ""),
-    Block("encoder.self_attention", "Self-attention", "encoder"),
-    Block("encoder.self_attention_add_norm", "Add & Norm\nafter self-attention", "encoder"),
-    Block("encoder.ffn", "Feed forward", "encoder"),
-    Block("encoder.ffn_add_norm", "Add & Norm\nafter feed forward", "encoder"),
-)
-DECODER_BLOCKS = (
-    Block("decoder.embedding", "Output embedding\n+ positions", ""),
-    Block("decoder.self_attention", "Masked self-attention", "decoder"),
-    Block("decoder.self_attention_add_norm", "Add & Norm\nafter self-attention", "decoder"),
-    Block("decoder.cross_attention", "Cross-attention", "decoder"),
-    Block("decoder.cross_attention_add_norm", "Add & Norm\nafter cross-attention", "decoder"),
-    Block("decoder.ffn", "Feed forward", "decoder"),
-    Block("decoder.ffn_add_norm", "Add & Norm\nafter feed forward", "decoder"),
-    Block("stacks", "The stacks:\nresidual stream", ""),
-    Block("output", "Linear + softmax", ""),
-    Block("layers", "What each layer\nwould say", ""),
-)
-assert tuple(block.key for block in ENCODER_BLOCKS + DECODER_BLOCKS) == STAGES  # the state's names of stages
 TOP = 10  # candidates shown at the output
 # The sub-layer each Add & Norm follows, and what reads its output, for the stage's text.
 ADD_NORM = {

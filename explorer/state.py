@@ -14,28 +14,25 @@ import dataclasses
 import json
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from transformer.decoding import BeamSearch, Greedy, ModelSwitches, Sampling, Strategy
 from transformer.model import ATTENTION_FAMILIES, HeadRef
+
+from .stages import STAGES
 
 MAX_SOURCE_CHARS = 500
 MAX_OUTPUT_TOKENS = 128
 MAX_BEAM_WIDTH = 8
 MAX_TOP_K = 1000
 STRATEGIES = ("greedy", "sampling", "beam")
-ATTENTION_VIEWS = ("heatmap", "families", "alignment")
-STAGES = (  # the blocks of the architecture diagram of the Inside a step view (explorer.inside)
-    "encoder.embedding", "encoder.self_attention", "encoder.self_attention_add_norm", "encoder.ffn",
-    "encoder.ffn_add_norm", "decoder.embedding", "decoder.self_attention", "decoder.self_attention_add_norm",
-    "decoder.cross_attention", "decoder.cross_attention_add_norm", "decoder.ffn", "decoder.ffn_add_norm", "stacks",
-    "output", "layers",
-)  # fmt: skip  # one family as a heatmap; the three side by side; lines
+ATTENTION_VIEWS = ("heatmap", "families", "alignment")  # one family as a heatmap; the three side by side; lines
 TAB_NAME = re.compile(r"[a-z][a-z_]{0,23}")  # the page's name of a view, such as "attention" or "positions"
 
 
-# The settings that choose what is shown, not what is computed: changing one replays nothing.
-VIEW_ONLY = frozenset({"family", "layer", "head", "grid", "tab", "view", "presentation", "stage", "stage_layer",
-                       "stage_head", "stage_position"})  # fmt: skip
+def shown(default: object) -> Any:
+    """A setting that chooses what is shown, not what is computed (`VIEW_ONLY`): changing it replays nothing."""
+    return dataclasses.field(default=default, metadata={"view_only": True})
 
 
 class ExplorerError(ValueError):
@@ -59,17 +56,17 @@ class ExplorerState:
     pad_to: int = 0  # pad the source to this many tokens, as a shorter sentence in a batch is (0 = no padding)
     silenced: frozenset[HeadRef] = frozenset()
     choices: tuple[int | None, ...] = ()  # one per step taken: None = the strategy chose, an id = forced
-    family: str = "cross"  # the attention view selected
-    layer: int = 0
-    head: int | None = None  # None = the average over heads
-    grid: bool = False  # show every head of the layer at once
-    tab: str = "attention"  # the view open on the page (a shared link opens it)
-    view: str = "heatmap"  # how the Attention tab shows its layer (`ATTENTION_VIEWS`)
-    presentation: bool = False  # the page's layout for a projector: large type, settings folded away
-    stage: str = "decoder.self_attention"  # the Inside a step view: a block of the architecture (`STAGES`)
-    stage_layer: int = 0  # … of this layer (brought into the model's range when shown)
-    stage_head: int = 0  # … this head, for attention
-    stage_position: int = 0  # … at this source position, for the encoder's stages
+    family: str = shown("cross")  # the attention view selected
+    layer: int = shown(0)
+    head: int | None = shown(None)  # None = the average over heads
+    grid: bool = shown(False)  # show every head of the layer at once
+    tab: str = shown("attention")  # the view open on the page (a shared link opens it)
+    view: str = shown("heatmap")  # how the Attention tab shows its layer (`ATTENTION_VIEWS`)
+    presentation: bool = shown(False)  # the page's layout for a projector: large type, settings folded away
+    stage: str = shown("decoder.self_attention")  # the Inside a step view: a block of the architecture (`STAGES`)
+    stage_layer: int = shown(0)  # … of this layer (brought into the model's range when shown)
+    stage_head: int = shown(0)  # … this head, for attention
+    stage_position: int = shown(0)  # … at this source position, for the encoder's stages
 
     def __post_init__(self) -> None:
         def require(condition: bool, message: str) -> None:
@@ -169,7 +166,9 @@ class ExplorerState:
             raise ExplorerError("the link holds invalid settings") from None
 
 
-# The state a view-only setting leaves the computed views with: every such field at its default.
+# The settings that choose what is shown (`shown`), and the state they leave the computed views with: each at its
+# default.
+VIEW_ONLY = frozenset(field.name for field in dataclasses.fields(ExplorerState) if field.metadata.get("view_only"))
 VIEW_DEFAULTS = {field.name: field.default for field in dataclasses.fields(ExplorerState) if field.name in VIEW_ONLY}
 
 

@@ -33,7 +33,7 @@ from .base import (
 from .beam import beam_tree
 from .candidates import candidates_bar, compare_candidates
 from .positions import position_similarity, positional_curves, positional_heatmap
-from .tensors import Block, TensorPanel, architecture_diagram, tensor_panels_html
+from .tensors import TensorPanel, architecture_diagram, tensor_panels_html
 from .tokens import token_chips_html
 
 __all__ = [
@@ -41,7 +41,6 @@ __all__ = [
     "AXIS_TITLES",
     "BAR_COLOR",
     "AttentionMap",
-    "Block",
     "Figure",
     "TensorPanel",
     "alignment_lines",

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..stages import Block
 from .attention import _ACCENT_RGB, _weights_rgb
 from .base import (
     ACCENT,
@@ -116,22 +117,6 @@ def _bars_html(panel: TensorPanel) -> str:
             f'<span class="bar-label">{name}</span></div>'
         )
     return f'<div class="bars">{"".join(bars)}</div>'
-
-
-@dataclass(frozen=True)
-class Block:
-    """A block of the architecture diagram: its stage key, its label, and which stack it is in.
-
-    A line break in the label is where the diagram breaks it when it is too long for one line ("Add & Norm\nafter
-    self-attention"); elsewhere (`name`) the label reads on one line."""
-
-    key: str
-    label: str
-    stack: str  # "encoder", "decoder" or "" (outside the stacks)
-
-    @property
-    def name(self) -> str:
-        return " ".join(self.label.split("\n"))
 
 
 @dataclass(frozen=True)
