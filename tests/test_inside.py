@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry, figures, inside
+from explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry, figures, inside, stages
 
 CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
 
@@ -23,7 +23,7 @@ def explorer():
     return e
 
 
-@pytest.mark.parametrize("stage", inside.STAGES)
+@pytest.mark.parametrize("stage", stages.STAGES)
 def test_every_stage_draws_its_tensors_and_says_what_they_are(explorer, stage):
     state = explorer.state.replace(stage=stage, stage_layer=1, stage_head=3, stage_position=2)
     viewed = Explorer(explorer.registry, state)
@@ -118,10 +118,10 @@ def test_every_stage_has_a_name_of_its_own_and_keeps_its_key():
     the labels changed: the keys, which shared links carry, are the state's `STAGES` as before, in order."""
     choices = inside.stage_choices()
     labels = [label for label, _ in choices]
-    assert len(set(labels)) == len(labels) == len(inside.STAGES)
-    assert tuple(key for _, key in choices) == inside.STAGES
+    assert len(set(labels)) == len(labels) == len(stages.STAGES)
+    assert tuple(key for _, key in choices) == stages.STAGES
     assert {key: label for label, key in choices if key.endswith("add_norm")} == ADD_NORM_NAMES
-    for blocks in (inside.ENCODER_BLOCKS, inside.DECODER_BLOCKS):
+    for blocks in (stages.ENCODER_BLOCKS, stages.DECODER_BLOCKS):
         for below, block in itertools.pairwise(blocks):
             if block.key.endswith("add_norm"):  # it follows the block below it, and says which
                 assert block.key == f"{below.key}_add_norm"
@@ -136,14 +136,14 @@ def test_the_diagram_names_each_block_as_the_list_does_and_fits_each_label_in_it
     state = explorer.state.replace(stage="decoder.cross_attention_add_norm", presentation=presentation)
     diagram = inside.diagram(Explorer(explorer.registry, state), state.stage)
     named = [shape for shape in diagram.layout.shapes if shape.name]
-    assert [shape.name for shape in named] == list(inside.STAGES)
+    assert [shape.name for shape in named] == list(stages.STAGES)
     texts = {html.unescape(a.text).replace("<br>", " "): a for a in diagram.layout.annotations if not a.showarrow}
     names = {label.removeprefix("Encoder · ").removeprefix("Decoder · ") for label, _ in inside.stage_choices()}
     assert names <= set(texts)
     assert texts["Add & Norm after cross-attention"].font.color == "white"  # the chosen block, filled
     size = figures.tensors._SIZES[presentation]
     for shape in named:  # every label's lines fit its block: across (in characters) and up (in pixels)
-        block = next(b for b in (*inside.ENCODER_BLOCKS, *inside.DECODER_BLOCKS) if b.key == shape.name)
+        block = next(b for b in (*stages.ENCODER_BLOCKS, *stages.DECODER_BLOCKS) if b.key == shape.name)
         lines = figures.tensors.label_lines(block.label, size.chars)
         assert max(len(line) for line in lines) <= size.chars
         assert shape.y1 - shape.y0 >= len(lines) * size.line
@@ -159,7 +159,7 @@ def test_the_diagram_names_each_block_as_the_list_does_and_fits_each_label_in_it
 
 
 def test_a_pre_norm_diagram_says_what_each_add_follows_and_that_its_layernorm_came_first():
-    blocks = inside._blocks(inside.DECODER_BLOCKS, pre_norm=True)
+    blocks = inside._blocks(stages.DECODER_BLOCKS, pre_norm=True)
     adds = [b.name for b in blocks if b.key.endswith("add_norm")]
     assert adds == [
         "Add after self-attention (LayerNorm first)",
