@@ -16,7 +16,9 @@ from pathlib import Path
 
 import torch
 
-from transformer.checkpoint import TWIN, Checkpoint, CheckpointError, download_marian, load_checkpoint, load_marian
+from transformer.checkpoint import TWIN, Checkpoint, CheckpointError, load_checkpoint
+from transformer.hub import download_marian
+from transformer.marian import load_marian
 
 from .state import ExplorerError
 

@@ -14,8 +14,8 @@ import torch
 
 from tests.conftest import ENGLISH, build_marian
 from tests.test_marian import batch
-from transformer.checkpoint import load_marian
 from transformer.decoding import BeamSearch, Decoding, Greedy
+from transformer.marian import load_marian
 
 
 def report(shared: bool) -> str:

@@ -8,15 +8,10 @@ import pytest
 import torch
 
 from tests.conftest import ENGLISH, GERMAN, tiny_model
-from transformer.checkpoint import (
-    CheckpointError,
-    load_checkpoint,
-    load_marian,
-    load_pretrained,
-    save_checkpoint,
-    untrained_model,
-)
+from transformer.checkpoint import CheckpointError, load_checkpoint, save_checkpoint, untrained_model
 from transformer.decoding import translate
+from transformer.hub import load_pretrained
+from transformer.marian import load_marian
 from transformer.tokenizer import Tokenizer
 
 
@@ -260,7 +255,7 @@ def test_a_bad_twin_json_is_a_clear_error(saved, tmp_path, spec, message):
 
 
 def test_a_twin_lives_next_to_its_checkpoint(saved, tmp_path):
-    from transformer.convert import write_twin
+    from transformer.checkpoint import write_twin
 
     with pytest.raises(ValueError, match="next to its checkpoint"):
         write_twin(saved, tmp_path / "sub" / "twin")

@@ -8,8 +8,10 @@ import pytest
 import torch
 
 from tests.conftest import ENGLISH, GERMAN, tiny_model
-from transformer.checkpoint import CheckpointError, load_marian, load_pretrained
+from transformer.checkpoint import CheckpointError
 from transformer.decoding import BeamSearch, Decoding, Greedy, generate
+from transformer.hub import load_pretrained
+from transformer.marian import load_marian, to_marian
 
 TOL = 1e-4
 
@@ -168,8 +170,6 @@ def test_unknown_or_offline_repo_gives_a_clear_error():
 )
 def test_our_models_exported_to_marian_compute_the_same(overrides):
     """`to_marian` (the way back) keeps the function, paper-style interleaved positions included."""
-    from transformer.convert import to_marian
-
     model = tiny_model(seed=5, **overrides)
     with torch.no_grad():
         for p in model.parameters():
@@ -191,9 +191,64 @@ def test_our_models_exported_to_marian_compute_the_same(overrides):
 
 
 def test_export_to_marian_refuses_what_marian_cannot_express():
-    from transformer.convert import to_marian
-
     with pytest.raises(ValueError, match="post-norm"):
         to_marian(tiny_model(norm_position="pre"))
     with pytest.raises(ValueError, match="post-norm"):
         to_marian(tiny_model(positional_encoding="learned"))
+
+
+# ---- the two tables that both directions read ---------------------------------------------------------------
+
+
+def test_every_field_of_our_config_is_in_the_marian_table_or_fixed():
+    import dataclasses
+
+    from transformer.marian import CONFIG, FIXED
+    from transformer.model import TransformerConfig
+
+    training_only = {"init", "init_std"}  # how fresh weights are drawn: nothing a trained model keeps
+    covered = [field.ours for field in CONFIG] + list(FIXED)
+    assert len(covered) == len(set(covered))
+    assert set(covered) | training_only == {f.name for f in dataclasses.fields(TransformerConfig)}
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"positional_encoding": "sinusoidal_concat", "final_logits_bias": True, "share_embeddings": True},
+        {"positional_encoding": "sinusoidal_concat", "final_logits_bias": True, "tgt_vocab_size": 24},
+        {"positional_encoding": "sinusoidal_concat", "final_logits_bias": True, "activation": "silu", "dropout": 0.2},
+    ],
+)
+def test_a_config_exported_to_marian_imports_as_itself(overrides, tmp_path):
+    from transformer.marian import config_from_marian, config_to_marian
+
+    config = tiny_model(**overrides).config
+    exported = config_to_marian(config)
+    assert config_from_marian({"model_type": "marian", **exported}, tmp_path) == config
+    assert exported["activation_function"] == {"relu": "relu", "silu": "swish"}[config.activation]
+
+
+def test_an_opus_mt_config_is_what_the_import_of_an_opus_mt_model_gives(marian):
+    from transformer.marian import opus_mt_config
+
+    folder, hf = marian
+    imported = load_marian(folder).model.config
+    sizes = dict(d_model=16, n_heads=2, n_encoder_layers=2, n_decoder_layers=2, d_ff=32, max_positions=64)
+    shared = hf.config.share_encoder_decoder_embeddings
+    target = dict(share_embeddings=shared, tgt_vocab_size=hf.config.decoder_vocab_size)
+    assert opus_mt_config(hf.config.vocab_size, **sizes, **target) == imported
+
+
+def test_every_marian_weight_has_one_name_of_ours_and_back(marian):
+    """The one map of weight names reaches every weight of both models (Marian's positions are computed in ours)."""
+    from transformer.marian import our_name, tied_away, weights_from_marian
+
+    folder, hf = marian
+    ours = load_marian(folder).model
+    named = {name: our_name(name) for name in hf.state_dict() if "embed_positions" not in name}
+    assert None not in named.values()
+    assert set(ours.state_dict()) <= set(named.values())
+    assert all(name in ours.state_dict() or tied_away(name, ours.config) for name in named.values())
+    imported = weights_from_marian(hf.state_dict(), ours.config, folder)
+    assert {name for name in ours.state_dict() if not tied_away(name, ours.config)} == set(imported)

@@ -201,16 +201,16 @@ def test_init_from_continues_from_a_checkpoints_weights_and_tokenizer(corpus, tm
 def test_snapshots_are_kept_and_averaged(corpus, tmp_path):
     from safetensors.torch import load_file
 
-    from transformer.convert import average
+    from transformer.checkpoint import average_snapshots
 
     run = settings(corpus, tmp_path / "run", steps=16, eval_every=4, keep_snapshots=3, export=str(tmp_path / "best"))
     train(run, quiet=True)
     snapshots = sorted((tmp_path / "run" / "snapshots").glob("*.safetensors"))
     assert [p.stem for p in snapshots] == ["step-000008", "step-000012", "step-000016"]
     base = load_checkpoint(tmp_path / "best")
-    one = parameters(average(base, snapshots[-1:]).model)
+    one = parameters(average_snapshots(base, snapshots[-1:]).model)
     assert all(torch.equal(one[name], t) for name, t in load_file(str(snapshots[-1])).items())
-    mean = parameters(average(base, snapshots[-2:]).model)
+    mean = parameters(average_snapshots(base, snapshots[-2:]).model)
     first, second = load_file(str(snapshots[-2])), load_file(str(snapshots[-1]))
     for name in first:
         torch.testing.assert_close(mean[name], (first[name] + second[name]) / 2)

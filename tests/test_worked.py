@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from tests.conftest import tiny_model
-from transformer.checkpoint import load_marian
+from transformer.marian import load_marian
 from transformer.model import Transformer
 from transformer.worked import work_through
 

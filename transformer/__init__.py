@@ -1,7 +1,9 @@
 """Transformer Explorer's from-scratch encoder–decoder Transformer library (no UI code here)."""
 
-from .checkpoint import Checkpoint, CheckpointError, load_checkpoint, load_marian, load_pretrained, save_checkpoint
+from .checkpoint import Checkpoint, CheckpointError, load_checkpoint, save_checkpoint
 from .decoding import BeamSearch, Decoding, Greedy, ModelSwitches, Sampling, Step, generate, translate
+from .hub import load_pretrained
+from .marian import load_marian
 from .model import Transformer, TransformerConfig, sinusoidal_position_encoding
 from .tokenizer import Tokenizer
 

@@ -1,6 +1,4 @@
-"""One checkpoint format, the import of opus-mt (Marian) models, and downloads from the Hugging Face Hub.
-
-Our checkpoint is a folder:
+"""Our checkpoint format: one folder per model, written by `save_checkpoint` and read by `load_checkpoint`.
 
     config.json        {"format": "transformer-explorer", "version": 1, "model": {...}, "tokenizer": {...}}
     model.safetensors  the weights (float32, or float16 to halve the size; always loaded as float32)
@@ -10,8 +8,8 @@ Our checkpoint is a folder:
 An untrained twin (the same architecture and tokenizer with the weights it had before training) is a folder with
 `twin.json` (`{"twin_of": "en-de", "seed": 0}`) and a card; its weights are drawn from the seed at load time.
 
-Loading never unpickles anything: weights come from safetensors, or, for Hub repos that only ship
-`pytorch_model.bin`, from `torch.load(weights_only=True)`, which refuses every pickled object that is not a tensor.
+Loading never unpickles anything: the weights come from safetensors. Marian models are imported by
+`transformer.marian`, and Hub repos downloaded by `transformer.hub`.
 """
 
 from __future__ import annotations
@@ -54,7 +52,7 @@ class Checkpoint:
 
 
 # --------------------------------------------------------------------------------------------------------
-# Our own format
+# Writing
 # --------------------------------------------------------------------------------------------------------
 
 
@@ -131,6 +129,11 @@ def write_weights(weights: dict[str, torch.Tensor], folder: Path, max_file_bytes
         save_file(shard, folder / filename, metadata={"format": FORMAT})
         weight_map.update(dict.fromkeys(shard, filename))
     (folder / WEIGHTS_INDEX).write_text(json.dumps({"weight_map": weight_map}, indent=1) + "\n")
+
+
+# --------------------------------------------------------------------------------------------------------
+# Reading
+# --------------------------------------------------------------------------------------------------------
 
 
 def read_weights(folder: Path) -> dict[str, torch.Tensor]:
@@ -224,6 +227,25 @@ def read_architecture(folder: Path) -> tuple[TransformerConfig, Tokenizer, dict]
     return model_config, tokenizer, config.get("generation") or {}
 
 
+def check_vocabulary(config: TransformerConfig, tokenizer: Tokenizer, source: Path) -> None:
+    """The tokenizer's ids must fit the model's embeddings and agree on the special tokens."""
+    if tokenizer.source.size > config.src_vocab_size or tokenizer.target.size > config.tgt_vocab_size:
+        raise CheckpointError(
+            f"{source}: tokenizer vocabularies ({tokenizer.source.size}/{tokenizer.target.size}) are larger than "
+            f"the model's ({config.src_vocab_size}/{config.tgt_vocab_size})"
+        )
+    if (tokenizer.pad_id, tokenizer.eos_id) != (config.pad_id, config.eos_id):
+        raise CheckpointError(
+            f"{source}: tokenizer (pad {tokenizer.pad_id}, eos {tokenizer.eos_id}) and model "
+            f"(pad {config.pad_id}, eos {config.eos_id}) disagree on the special tokens"
+        )
+
+
+# --------------------------------------------------------------------------------------------------------
+# Untrained twins
+# --------------------------------------------------------------------------------------------------------
+
+
 def untrained_model(config: TransformerConfig, seed: int) -> Transformer:
     """A model with freshly initialised weights, the same bits on every machine for the same config and seed.
 
@@ -270,232 +292,49 @@ def load_twin(folder: Path, device: str | torch.device = "cpu") -> Checkpoint:
     return Checkpoint(model.to(device), tokenizer, folder.name, generation, card)
 
 
-def check_vocabulary(config: TransformerConfig, tokenizer: Tokenizer, source: Path) -> None:
-    """The tokenizer's ids must fit the model's embeddings and agree on the special tokens."""
-    if tokenizer.source.size > config.src_vocab_size or tokenizer.target.size > config.tgt_vocab_size:
-        raise CheckpointError(
-            f"{source}: tokenizer vocabularies ({tokenizer.source.size}/{tokenizer.target.size}) are larger than "
-            f"the model's ({config.src_vocab_size}/{config.tgt_vocab_size})"
-        )
-    if (tokenizer.pad_id, tokenizer.eos_id) != (config.pad_id, config.eos_id):
-        raise CheckpointError(
-            f"{source}: tokenizer (pad {tokenizer.pad_id}, eos {tokenizer.eos_id}) and model "
-            f"(pad {config.pad_id}, eos {config.eos_id}) disagree on the special tokens"
-        )
+def twin_card(name: str, seed: int) -> str:
+    return (
+        f"# {name}-untrained\n\n"
+        f"The architecture and tokenizer of `{name}` with randomly initialised weights "
+        f"(`python -m transformer.convert twin`, seed {seed}): Xavier-uniform matrices, N(0, d_model^-0.5) "
+        "embeddings, zero biases. It has never seen data; its translations are noise and its attention shows what "
+        "a Transformer does before training.\n\n"
+        f"The folder holds no weights: `{TWIN}` names `{name}` and the seed, and the weights are drawn from the seed "
+        "when the twin is loaded, the same on every machine.\n"
+    )
+
+
+def write_twin(source: Path, dest: Path, seed: int = 0) -> None:
+    """Write an untrained twin of the checkpoint folder `source` as `dest`, a folder next to it: `twin.json` and
+    a card, no weights."""
+    if dest.resolve().parent != source.resolve().parent:
+        raise ValueError(f"a twin lives next to its checkpoint: {dest} is not in {source.parent}")
+    read_architecture(source)  # a twin of a loadable checkpoint: its config and tokenizer are what the twin uses
+    dest.mkdir(parents=True, exist_ok=True)
+    for stale in [*dest.glob("*.safetensors"), dest / WEIGHTS_INDEX, dest / "config.json", *dest.glob("*.spm")]:
+        stale.unlink(missing_ok=True)
+    (dest / TWIN).write_text(json.dumps({"twin_of": source.name, "seed": seed}, indent=2) + "\n", encoding="utf-8")
+    (dest / CARD).write_text(twin_card(source.name, seed), encoding="utf-8")
 
 
 # --------------------------------------------------------------------------------------------------------
-# opus-mt (Marian) models in the Hugging Face layout
+# Averaged snapshots
 # --------------------------------------------------------------------------------------------------------
 
-MARIAN_ACTIVATIONS = {"swish": "silu", "silu": "silu", "gelu": "gelu", "relu": "relu"}
 
-# Hugging Face names -> ours, for the parts of a layer (the layer prefix is mapped separately).
-MARIAN_LAYER_KEYS = {
-    "self_attn.": "self_attn.",
-    "self_attn_layer_norm.": "self_attn_residual.norm.",
-    "encoder_attn.": "cross_attn.",
-    "encoder_attn_layer_norm.": "cross_attn_residual.norm.",
-    "fc1.": "ffn.fc1.",
-    "fc2.": "ffn.fc2.",
-    "final_layer_norm.": "ffn_residual.norm.",
-}
+def average_snapshots(base: Checkpoint, snapshots: list[Path]) -> Checkpoint:
+    """`base` (architecture, tokenizer) with the element-wise mean of the weights in `snapshots` (§6.1).
 
-
-def marian_config(hf: dict, source: Path) -> TransformerConfig:
-    """Translate a Marian `config.json` into our config: post-norm, scaled embeddings, [sin | cos] positions."""
-
-    def get(key: str):
-        if key not in hf:
-            raise CheckpointError(f"{source}: config.json has no {key!r}; is this a Marian model?")
-        return hf[key]
-
-    if hf.get("model_type") != "marian":
-        raise CheckpointError(f"{source}: not a Marian model (model_type={hf.get('model_type')!r})")
-    if get("encoder_attention_heads") != get("decoder_attention_heads"):
-        raise CheckpointError(f"{source}: different head counts in encoder and decoder are not supported")
-    if get("encoder_ffn_dim") != get("decoder_ffn_dim"):
-        raise CheckpointError(f"{source}: different FFN sizes in encoder and decoder are not supported")
-    activation = MARIAN_ACTIVATIONS.get(get("activation_function"))
-    if activation is None:
-        raise CheckpointError(f"{source}: unsupported activation {hf['activation_function']!r}")
-    if hf.get("normalize_before") or hf.get("normalize_embedding"):
-        raise CheckpointError(f"{source}: pre-norm Marian variants are not supported")
-    shared = hf.get("share_encoder_decoder_embeddings", True)
-    vocab_size = get("vocab_size")
-    try:
-        return TransformerConfig(
-            src_vocab_size=vocab_size,
-            tgt_vocab_size=vocab_size if shared else (hf.get("decoder_vocab_size") or vocab_size),
-            d_model=get("d_model"),
-            n_heads=get("encoder_attention_heads"),
-            n_encoder_layers=get("encoder_layers"),
-            n_decoder_layers=get("decoder_layers"),
-            d_ff=get("encoder_ffn_dim"),
-            activation=activation,
-            norm_position="post",
-            positional_encoding="sinusoidal_concat",
-            max_positions=hf.get("max_position_embeddings", 512),
-            scale_embedding=hf.get("scale_embedding", True),
-            share_embeddings=shared,
-            tie_output=hf.get("tie_word_embeddings", True),
-            final_logits_bias=True,
-            dropout=hf.get("dropout", 0.1),
-            attention_dropout=hf.get("attention_dropout", 0.0),
-            activation_dropout=hf.get("activation_dropout", 0.0),
-            layer_norm_eps=1e-5,
-            pad_id=get("pad_token_id"),
-            eos_id=get("eos_token_id"),
-            decoder_start_id=hf.get("decoder_start_token_id", hf["pad_token_id"]),
-        )
-    except (TypeError, ValueError) as error:
-        raise CheckpointError(f"{source}: impossible model sizes in config.json ({error})") from None
-
-
-def marian_weights(state: dict[str, torch.Tensor], config: TransformerConfig, source: Path) -> dict[str, torch.Tensor]:
-    """Rename a Marian state dict to ours, resolving the ties (see MARIAN.md: older repos store more keys)."""
-    ours: dict[str, torch.Tensor] = {}
-    layer_key = re.compile(r"model\.(encoder|decoder)\.layers\.(\d+)\.(.+)")
-    for name, tensor in state.items():
-        if match := layer_key.fullmatch(name):
-            stack, index, rest = match.groups()
-            for theirs, mine in MARIAN_LAYER_KEYS.items():
-                if rest.startswith(theirs):
-                    ours[f"{stack}_layers.{index}.{mine}{rest[len(theirs) :]}"] = tensor
-                    break
-            else:
-                raise CheckpointError(f"{source}: unexpected weight {name}")
-
-    src_embed = state.get("model.shared.weight", state.get("model.encoder.embed_tokens.weight"))
-    if src_embed is None:
-        raise CheckpointError(f"{source}: no token embeddings (model.shared.weight) in the weights")
-    ours["src_embed.tokens.weight"] = src_embed
-    if not config.share_embeddings:
-        tgt_embed = state.get("model.decoder.embed_tokens.weight")
-        if tgt_embed is None:
-            raise CheckpointError(f"{source}: separate vocabularies but no model.decoder.embed_tokens.weight")
-        ours["tgt_embed.tokens.weight"] = tgt_embed
-    if not config.tie_output:
-        if "lm_head.weight" not in state:
-            raise CheckpointError(f"{source}: untied output projection but no lm_head.weight")
-        ours["output_proj.weight"] = state["lm_head.weight"]
-    bias = state.get("final_logits_bias")
-    ours["logits_bias"] = bias.reshape(-1) if bias is not None else torch.zeros(config.tgt_vocab_size)
-    return ours
-
-
-def read_marian_state(folder: Path) -> dict[str, torch.Tensor]:
-    """model.safetensors, else pytorch_model.bin through the tensors-only unpickler."""
-    if (folder / "model.safetensors").is_file():
-        return load_weights(folder / "model.safetensors")
-    path = folder / "pytorch_model.bin"
-    if not path.is_file():
-        raise CheckpointError(f"{folder}: no model.safetensors or pytorch_model.bin")
-    try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as error:  # UnpicklingError for payloads, RuntimeError/EOFError for damage
-        raise CheckpointError(
-            f"{path}: refused to load ({type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}); "
-            "only plain tensors are accepted"
-        ) from None
-    if not isinstance(state, dict) or not all(isinstance(t, torch.Tensor) for t in state.values()):
-        raise CheckpointError(f"{path}: expected a dict of tensors")
-    return state
-
-
-def load_marian(folder: str | Path, device: str | torch.device = "cpu") -> Checkpoint:
-    """Import an opus-mt model saved in the Hugging Face layout (e.g. by `save_pretrained`) into our model."""
-    folder = Path(folder)
-    hf = read_json(folder / "config.json")
-    config = marian_config(hf, folder)
-    try:
-        shared = config.share_embeddings
-        tokenizer = Tokenizer.from_files(
-            folder / "source.spm",
-            folder / "target.spm",
-            folder / "vocab.json",
-            None if shared or not (folder / "target_vocab.json").is_file() else folder / "target_vocab.json",
-        )
-    except (FileNotFoundError, ValueError) as error:
-        raise CheckpointError(f"{folder}: tokenizer files: {error}") from None
-    check_vocabulary(config, tokenizer, folder)
-    model = Transformer(config)
-    fill_model(model, marian_weights(read_marian_state(folder), config, folder), folder)
-    generation = marian_generation_defaults(folder, hf)
-    name = hf.get("_name_or_path") or folder.name
-    return Checkpoint(model.to(device).eval(), tokenizer, str(name), generation)
-
-
-def marian_generation_defaults(folder: Path, hf: dict) -> dict:
-    """num_beams / max_length / length_penalty from generation_config.json (or config.json)."""
-    values = dict(hf)
-    if (folder / "generation_config.json").is_file():
-        values.update(read_json(folder / "generation_config.json"))
-    keys = ("num_beams", "max_length", "length_penalty")
-    return {k: values[k] for k in keys if isinstance(values.get(k), int | float)}
-
-
-# --------------------------------------------------------------------------------------------------------
-# The Hugging Face Hub
-# --------------------------------------------------------------------------------------------------------
-
-MARIAN_FILES = ["config.json", "generation_config.json", "source.spm", "target.spm", "vocab.json", "target_vocab.json"]
-
-
-def download_marian(repo_id: str, *, revision: str | None = None, cache_dir: str | Path | None = None) -> Path:
-    """Fetch an opus-mt repo (e.g. "Helsinki-NLP/opus-mt-en-de") into the standard Hugging Face cache.
-
-    Only the files a Marian model needs are downloaded: model.safetensors when the repo has it,
-    pytorch_model.bin otherwise. Offline (or with HF_HUB_OFFLINE=1), a model already in the cache is used.
-    Raises CheckpointError naming the repo and the cause.
+    The snapshots are the safetensors files a training run keeps (`runs/NAME/snapshots/`), of the same model.
     """
-    from huggingface_hub import errors as hub_errors
-    from huggingface_hub import hf_hub_download, snapshot_download
-    from huggingface_hub.utils import validate_repo_id
-
-    try:
-        validate_repo_id(repo_id)
-    except hub_errors.HFValidationError as error:
-        raise CheckpointError(f"{repo_id!r} is not a valid Hub repo id ({error})") from None
-
-    try:
-        folder = Path(
-            snapshot_download(
-                repo_id,
-                revision=revision,
-                cache_dir=cache_dir,
-                allow_patterns=MARIAN_FILES + ["model.safetensors"],
-            )
-        )
-        if not (folder / "config.json").is_file():
-            raise CheckpointError(f"{repo_id}: the repo has no config.json; it is not a Marian model")
-        if not (folder / "model.safetensors").is_file():
-            hf_hub_download(repo_id, "pytorch_model.bin", revision=revision, cache_dir=cache_dir)
-    except CheckpointError:
-        raise
-    # (LocalEntryNotFoundError is a subclass of EntryNotFoundError: it must come first)
-    except (hub_errors.LocalEntryNotFoundError, hub_errors.OfflineModeIsEnabled):
-        raise CheckpointError(
-            f"{repo_id}: cannot download it (no connection to the Hugging Face Hub, or HF_HUB_OFFLINE=1) "
-            "and it is not in the local cache"
-        ) from None
-    except (hub_errors.RepositoryNotFoundError, hub_errors.GatedRepoError):
-        raise CheckpointError(f"{repo_id}: no such model on the Hugging Face Hub (or it is private/gated)") from None
-    except hub_errors.RevisionNotFoundError:
-        raise CheckpointError(f"{repo_id}: revision {revision!r} not found") from None
-    except hub_errors.EntryNotFoundError:
-        raise CheckpointError(f"{repo_id}: the repo has no model weights; it is not a Marian model") from None
-    except (hub_errors.HfHubHTTPError, OSError) as error:
-        raise CheckpointError(f"{repo_id}: download failed ({type(error).__name__}: {error})") from None
-    return folder
-
-
-def load_pretrained(name: str | Path, device: str | torch.device = "cpu") -> Checkpoint:
-    """Load a model by folder (ours or Marian's layout) or by Hub repo id."""
-    path = Path(name)
-    if path.is_dir():
-        config = read_json(path / "config.json")
-        return load_checkpoint(path, device) if config.get("format") == FORMAT else load_marian(path, device)
-    checkpoint = load_marian(download_marian(str(name)), device)
-    checkpoint.name = str(name)
-    return checkpoint
+    if not snapshots:
+        raise ValueError("no snapshots to average")
+    total: dict[str, torch.Tensor] = {}
+    for path in snapshots:
+        for name, tensor in load_weights(path).items():
+            total[name] = total[name] + tensor.double() if name in total else tensor.double()
+    model = Transformer(base.model.config).eval()
+    fill_model(model, {name: (t / len(snapshots)).float() for name, t in total.items()}, snapshots[0].parent)
+    steps = ", ".join(p.stem.removeprefix("step-").lstrip("0") or "0" for p in snapshots)
+    card = f"# {base.name}\n\nThe average of the weights at steps {steps} (`python -m transformer.convert average`).\n"
+    return Checkpoint(model, base.tokenizer, base.name, base.generation, card)

@@ -34,7 +34,7 @@ from .model import DecoderCache, EncoderOutput, HeadRef, Transformer, Transforme
 def banned_tokens(config: TransformerConfig) -> list[int]:
     """The tokens a translation never contains, whatever the model's scores: padding, and the start token when it is
     a separate BOS (Marian starts from the padding token). Decoding, batch translation and the Hugging Face export
-    (`convert.py`'s `bad_words_ids`) all ban these."""
+    (`marian.to_marian`'s `bad_words_ids`) all ban these."""
     return sorted({config.pad_id, config.decoder_start_id} - {config.eos_id})
 
 

@@ -1,0 +1,77 @@
+"""Models from the Hugging Face Hub: `download_marian` fetches an opus-mt repo into the standard cache, and
+`load_pretrained` loads a model by folder (ours or Marian's layout) or by Hub repo id.
+
+Offline (no connection, or HF_HUB_OFFLINE=1) a model already in the cache is used; one that is not is a
+CheckpointError that says so, never a traceback from the Hub client.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from .checkpoint import FORMAT, Checkpoint, CheckpointError, load_checkpoint, read_json
+from .marian import load_marian
+
+# What a Marian model needs besides its weights (model.safetensors, else pytorch_model.bin).
+MARIAN_FILES = ["config.json", "generation_config.json", "source.spm", "target.spm", "vocab.json", "target_vocab.json"]
+
+
+def download_marian(repo_id: str, *, revision: str | None = None, cache_dir: str | Path | None = None) -> Path:
+    """Fetch an opus-mt repo (e.g. "Helsinki-NLP/opus-mt-en-de") into the standard Hugging Face cache.
+
+    Only the files a Marian model needs are downloaded: model.safetensors when the repo has it,
+    pytorch_model.bin otherwise. Offline (or with HF_HUB_OFFLINE=1), a model already in the cache is used.
+    Raises CheckpointError naming the repo and the cause.
+    """
+    from huggingface_hub import errors as hub_errors
+    from huggingface_hub import hf_hub_download, snapshot_download
+    from huggingface_hub.utils import validate_repo_id
+
+    try:
+        validate_repo_id(repo_id)
+    except hub_errors.HFValidationError as error:
+        raise CheckpointError(f"{repo_id!r} is not a valid Hub repo id ({error})") from None
+
+    try:
+        folder = Path(
+            snapshot_download(
+                repo_id,
+                revision=revision,
+                cache_dir=cache_dir,
+                allow_patterns=MARIAN_FILES + ["model.safetensors"],
+            )
+        )
+        if not (folder / "config.json").is_file():
+            raise CheckpointError(f"{repo_id}: the repo has no config.json; it is not a Marian model")
+        if not (folder / "model.safetensors").is_file():
+            hf_hub_download(repo_id, "pytorch_model.bin", revision=revision, cache_dir=cache_dir)
+    except CheckpointError:
+        raise
+    # (LocalEntryNotFoundError is a subclass of EntryNotFoundError: it must come first)
+    except (hub_errors.LocalEntryNotFoundError, hub_errors.OfflineModeIsEnabled):
+        raise CheckpointError(
+            f"{repo_id}: cannot download it (no connection to the Hugging Face Hub, or HF_HUB_OFFLINE=1) "
+            "and it is not in the local cache"
+        ) from None
+    except (hub_errors.RepositoryNotFoundError, hub_errors.GatedRepoError):
+        raise CheckpointError(f"{repo_id}: no such model on the Hugging Face Hub (or it is private/gated)") from None
+    except hub_errors.RevisionNotFoundError:
+        raise CheckpointError(f"{repo_id}: revision {revision!r} not found") from None
+    except hub_errors.EntryNotFoundError:
+        raise CheckpointError(f"{repo_id}: the repo has no model weights; it is not a Marian model") from None
+    except (hub_errors.HfHubHTTPError, OSError) as error:
+        raise CheckpointError(f"{repo_id}: download failed ({type(error).__name__}: {error})") from None
+    return folder
+
+
+def load_pretrained(name: str | Path, device: str | torch.device = "cpu") -> Checkpoint:
+    """Load a model by folder (ours or Marian's layout) or by Hub repo id."""
+    path = Path(name)
+    if path.is_dir():
+        config = read_json(path / "config.json")
+        return load_checkpoint(path, device) if config.get("format") == FORMAT else load_marian(path, device)
+    checkpoint = load_marian(download_marian(str(name)), device)
+    checkpoint.name = str(name)
+    return checkpoint
