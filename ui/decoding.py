@@ -9,13 +9,12 @@ import weakref
 from typing import Any
 
 import gradio as gr
-from gradio.components import Component
 
 from explorer import MAX_BEAM_WIDTH, MAX_OUTPUT_TOKENS, Explorer, ExplorerError, render
 from explorer.state import STRATEGIES
 
 from . import gradio_patch, runtime
-from .panel import Frame, Panel
+from .panel import Frame, Panel, Updates
 from .runtime import QUICK, one_at_a_time, uses_gpu
 from .settings import DEFAULTS
 
@@ -79,8 +78,11 @@ def limit_message(explorer: Explorer) -> str:
     if len(explorer.state.choices) < limit:
         return ""
     positions = explorer.checkpoint.model.config.max_positions
-    why = (f"the model reads at most {positions} positions" if limit < explorer.state.max_output_tokens
-           else "Max output tokens")  # fmt: skip
+    why = (
+        f"the model reads at most {positions} positions"
+        if limit < explorer.state.max_output_tokens
+        else "Max output tokens"
+    )
     return f"The output reached its length limit of {limit} tokens ({why}), where it has to end."
 
 
@@ -118,12 +120,13 @@ class DecodingPanel(Panel):
             with gr.Column():
                 self.force_choice = gr.Radio([], label="Force one of the candidates", elem_id="force-choice")
                 self.force_text = gr.Textbox(
-                    label="…or type a token or a word to force", elem_id="force-text",
+                    label="…or type a token or a word to force",
+                    elem_id="force-text",
                     info="a word that is not one token is split into the model's tokens, forced one after another",
-                )  # fmt: skip
+                )
         self.outputs = [self.status, self.output_text, self.candidates, self.force_choice]
 
-    def refresh(self, frame: Frame) -> dict[Component, Any]:
+    def refresh(self, frame: Frame) -> Updates:
         snapshot = frame.snapshot
         message = frame.message or limit_message(frame.explorer)
         return {
@@ -133,7 +136,7 @@ class DecodingPanel(Panel):
             self.force_choice: gr.update(choices=render.candidate_radio_choices(snapshot), value=None),
         }
 
-    def cleared(self, message: str) -> dict[Component, Any]:
+    def cleared(self, message: str) -> Updates:
         return {
             self.status: html.escape(message),
             self.output_text: "",
@@ -147,36 +150,61 @@ class DecodingPanel(Panel):
         page = self.page
         moves = {"step": (self.step_btn, self.step), "back": (self.back_btn, lambda e: e.back())}
         for name, (button, act) in moves.items():
-            button.click(page.action(act, moves=True), page.inputs, page.moving_outputs, api_name=name,
-                         api_visibility="undocumented", **QUICK)  # fmt: skip
-        self.reset_btn.click(page.action(lambda e: e.reset()), page.inputs, page.outputs, api_name="reset",
-                             api_visibility="undocumented", **QUICK)  # fmt: skip
+            button.click(
+                page.action(act, moves=True),
+                page.inputs,
+                page.moving_outputs,
+                api_name=name,
+                api_visibility="undocumented",
+                **QUICK,
+            )
+        self.reset_btn.click(
+            page.action(lambda e: e.reset()),
+            page.inputs,
+            page.outputs,
+            api_name="reset",
+            api_visibility="undocumented",
+            **QUICK,
+        )
         # Run pressed again before the last one has drawn its end runs after it ("always_last"; gradio's default
         # drops the click).
-        self.run_btn.click(uses_gpu(self.run), page.inputs, page.moving_outputs, api_name="run",
-                           api_visibility="undocumented", show_progress="minimal", trigger_mode="always_last",
-                           concurrency_id="long", concurrency_limit=runtime.LONG_CONCURRENCY)  # fmt: skip
-        self.stop_btn.click(self.stop, page.explorer, self.status, api_name="stop", api_visibility="undocumented",
-                            **QUICK)  # fmt: skip
+        self.run_btn.click(
+            uses_gpu(self.run),
+            page.inputs,
+            page.moving_outputs,
+            api_name="run",
+            api_visibility="undocumented",
+            show_progress="minimal",
+            trigger_mode="always_last",
+            concurrency_id="long",
+            concurrency_limit=runtime.LONG_CONCURRENCY,
+        )
+        self.stop_btn.click(
+            self.stop, page.explorer, self.status, api_name="stop", api_visibility="undocumented", **QUICK
+        )
         page.on_input(*self.settings.values())
         presentation = page.control("presentation")  # on: the settings fold away, off: they open again
-        presentation.change(lambda on: gr.Accordion(open=not on), presentation, self.settings_box,
-                            api_visibility="private", queue=False)  # fmt: skip
-        self.force_choice.input(self.force_candidate, [page.explorer, self.force_choice, *page.inputs[1:]],
-                                page.moving_outputs, **QUICK)  # fmt: skip
-        self.force_text.submit(self.force_typed, [page.explorer, self.force_text, *page.inputs[1:]],
-                               page.moving_outputs, **QUICK)  # fmt: skip
+        presentation.change(
+            lambda on: gr.Accordion(open=not on), presentation, self.settings_box, api_visibility="private", queue=False
+        )
+        self.force_choice.input(
+            self.force_candidate, [page.explorer, self.force_choice, *page.inputs[1:]], page.moving_outputs, **QUICK
+        )
+        self.force_text.submit(
+            self.force_typed, [page.explorer, self.force_text, *page.inputs[1:]], page.moving_outputs, **QUICK
+        )
 
     @staticmethod
-    def step(explorer: Explorer) -> str:
-        explorer.step()
-        return ""
+    def step(explorer: Explorer, force: int | None = None) -> None:
+        explorer.step(force=force)
 
     def force_candidate(self, explorer, choice, *values):
-        return self.page.action(lambda e: e.step(force=int(choice)) and "", moves=True)(explorer, *values)
+        """One of the candidates was chosen: it is the next token."""
+        return self.page.action(lambda chosen: self.step(chosen, force=int(choice)), moves=True)(explorer, *values)
 
     def force_typed(self, explorer, text, *values):
-        return self.page.action(lambda e: e.force_text(text or ""), moves=True)(explorer, *values)
+        """A token or a word was typed: its pieces are the next tokens (the message says which)."""
+        return self.page.action(lambda typed: typed.force_text(text or ""), moves=True)(explorer, *values)
 
     @staticmethod
     def stop(explorer, request: gr.Request | None = None) -> Any:

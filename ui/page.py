@@ -197,8 +197,9 @@ class Page:
         one is still being applied is applied after it ("always_last"; gradio's default drops it, and the page
         then showed a view that was not the one chosen)."""
         for component in components:
-            component.input(self.apply, self.inputs, self.outputs, api_visibility="private", trigger_mode="always_last",
-                            **QUICK)  # fmt: skip
+            component.input(
+                self.apply, self.inputs, self.outputs, api_visibility="private", trigger_mode="always_last", **QUICK
+            )
 
     @property
     def apply(self) -> Callable[..., Updates]:

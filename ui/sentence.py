@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import html
-from typing import Any
 
 import gradio as gr
-from gradio.components import Component
 
 from explorer import Explorer, ExplorerError, render
 
-from .panel import Frame, Panel
+from .panel import Frame, Panel, Updates
 from .runtime import QUICK
 from .settings import Settings
 
@@ -26,25 +24,35 @@ class SentencePanel(Panel):
         self.names = [*registry.builtin, *(name for name in HUB_EXAMPLES if name not in registry.builtin)]
         with gr.Row():
             with gr.Column(scale=2, min_width=300, elem_id="model-column"):
-                self.model = page.setting("model", gr.Dropdown(
-                    self.choices(), value=default, allow_custom_value=True, label="Model", elem_id="model-select",
+                model = gr.Dropdown(
+                    self.choices(),
+                    value=default,
+                    allow_custom_value=True,
+                    label="Model",
+                    elem_id="model-select",
                     info="a built-in model, or any opus-mt model id from the Hugging Face Hub",
-                ))  # fmt: skip
+                )
+                self.model = page.setting("model", model)
                 self.model_message = gr.Markdown(elem_id="model-message", elem_classes="note")  # why a model failed
                 with gr.Accordion("About this model: source, size, quality", open=False, elem_id="model-about-box"):
                     self.about = gr.Markdown(elem_id="model-about", elem_classes="caption")
             with gr.Column(scale=3, min_width=300):
                 # No `max_length`: the browser would cut a long paste without a word (`within_limit` says so).
-                self.source = page.setting("source", gr.Textbox(
-                    label="Source sentence", value=examples[0][0], lines=1, max_lines=6, elem_id="source-text",
-                ))  # fmt: skip
+                source = gr.Textbox(
+                    examples[0][0], label="Source sentence", lines=1, max_lines=6, elem_id="source-text"
+                )
+                self.source = page.setting("source", source)
                 self.note = gr.Markdown(elem_id="source-note", elem_classes="note")  # what the model makes of it
         with gr.Accordion("Examples: sentences to try", open=False, elem_id="examples-box"):  # folded: the first
             # screen keeps its room for Step and the views
             self.examples = gr.Dataset(
-                components=["textbox"], samples=[[sentence] for sentence, _ in examples], label="Examples",
-                sample_labels=[label for _, label in examples], elem_id="examples", show_label=False,
-            )  # fmt: skip
+                components=["textbox"],
+                samples=[[sentence] for sentence, _ in examples],
+                label="Examples",
+                sample_labels=[label for _, label in examples],
+                elem_id="examples",
+                show_label=False,
+            )
         self.pieces = gr.HTML(elem_id="source-pieces")
         self.outputs = [self.pieces, self.note]  # with a move too: a sentence typed and not yet sent goes with the Step
         self.controls = [self.examples, self.model, self.about, self.source]  # the source: for a model that
@@ -54,7 +62,7 @@ class SentencePanel(Panel):
         """The picker's models, each said to need the internet while it is a Hub model not downloaded yet."""
         return [(self.page.registry.picker_label(name), name) for name in self.names]
 
-    def refresh(self, frame: Frame) -> dict[Component, Any]:
+    def refresh(self, frame: Frame) -> Updates:
         if frame.light:  # the sentence and the model did not change
             return {}
         notes = [frame.note, unknown_note(frame.explorer)]
@@ -63,7 +71,7 @@ class SentencePanel(Panel):
             self.note: "\n\n".join(html.escape(note) for note in notes if note),
         }
 
-    def sync(self, frame: Frame) -> dict[Component, Any]:
+    def sync(self, frame: Frame) -> Updates:
         """The model's examples and description, for the model in use."""
         examples = self.page.registry.examples(frame.state.model)
         return {
@@ -74,24 +82,27 @@ class SentencePanel(Panel):
             self.about: self.page.registry.describe(frame.state.model).markdown(),
         }
 
-    def cleared(self, message: str) -> dict[Component, Any]:
+    def cleared(self, message: str) -> Updates:
         return {self.pieces: "", self.note: ""}
 
     def wire(self) -> None:
         page = self.page
         self.model.input(
-            self.prepare_model, [self.model, page.explorer], [self.model_message, self.model],
+            self.prepare_model,
+            [self.model, page.explorer],
+            [self.model_message, self.model],
             api_visibility="private",
-        ).then(page.apply, page.inputs, page.outputs, api_visibility="private")  # fmt: skip
-        self.source.submit(page.apply, page.inputs, page.outputs, api_name="apply", api_visibility="undocumented",
-                           **QUICK)  # fmt: skip
+        ).then(page.apply, page.inputs, page.outputs, api_visibility="private")
+        self.source.submit(
+            page.apply, page.inputs, page.outputs, api_name="apply", api_visibility="undocumented", **QUICK
+        )
         # Leaving the box takes the sentence as Enter does: the pieces never show another sentence than the box.
         self.source.blur(self.left, page.inputs, page.outputs, api_visibility="private", **QUICK)
         self.examples.click(lambda sample: sample[0], self.examples, self.source, api_visibility="private").then(
             page.apply, page.inputs, page.outputs, api_visibility="private"
         )
 
-    def left(self, explorer, *values) -> dict[Component, Any]:
+    def left(self, explorer, *values) -> Updates:
         """The sentence box was left: apply the sentence if it is not the one shown (else nothing to do)."""
         if isinstance(explorer, Explorer) and Settings.from_values(values)["source"] == explorer.state.source:
             return {self.page.explorer: gr.skip()}
@@ -106,8 +117,10 @@ class SentencePanel(Panel):
             self.page.registry.get(name)
         except ExplorerError as error:
             in_use = explorer.state.model if isinstance(explorer, Explorer) else self.model.value
-            return {self.model_message: f"**{html.escape(name[:100])}** could not be loaded: {html.escape(str(error))}",
-                    self.model: gr.update(value=in_use, choices=self.choices())}  # fmt: skip
+            return {
+                self.model_message: f"**{html.escape(name[:100])}** could not be loaded: {html.escape(str(error))}",
+                self.model: gr.update(value=in_use, choices=self.choices()),
+            }
         return {self.model_message: "", self.model: gr.update(choices=self.choices())}  # now downloaded: no mark
 
 

@@ -4,14 +4,11 @@ family as thumbnails, which open large when clicked."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import gradio as gr
-from gradio.components import Component
 
 from explorer import Explorer, render
 
-from ..panel import Frame, Panel
+from ..panel import Frame, Panel, Updates
 from ..runtime import QUICK
 from ..settings import DEFAULTS, head_choice, head_choices
 
@@ -50,7 +47,7 @@ class AttentionTab(Panel):
         self.outputs = [self.plot, self.caption, self.thumbnails]
         self.controls = [self.layer, self.head]
 
-    def refresh(self, frame: Frame) -> dict[Component, Any]:
+    def refresh(self, frame: Frame) -> Updates:
         state = frame.state
         return {
             self.plot: render.attention_figure(frame.snapshot, state),
@@ -58,7 +55,7 @@ class AttentionTab(Panel):
             self.thumbnails: render.attention_thumbnails(frame.snapshot, state),
         }
 
-    def sync(self, frame: Frame) -> dict[Component, Any]:
+    def sync(self, frame: Frame) -> Updates:
         """The model's layers and heads, for a new model or family."""
         state, config = frame.state, frame.explorer.checkpoint.model.config
         return {
@@ -66,14 +63,20 @@ class AttentionTab(Panel):
             self.head: gr.update(choices=head_choices(config.n_heads), value=head_choice(state)),
         }
 
-    def cleared(self, message: str) -> dict[Component, Any]:
+    def cleared(self, message: str) -> Updates:
         return {self.plot: None, self.thumbnails: ""}
 
     def wire(self) -> None:
         page = self.page
         page.on_input(self.family, self.layer, self.head)
-        self.view.input(page.action(self.opened_view), page.inputs, page.outputs, api_visibility="private",
-                        trigger_mode="always_last", **QUICK)  # fmt: skip
+        self.view.input(
+            page.action(self.opened_view),
+            page.inputs,
+            page.outputs,
+            api_visibility="private",
+            trigger_mode="always_last",
+            **QUICK,
+        )
         self.thumbnails.select(
             self.open_large, None, [self.layer, self.head, self.view], api_visibility="private", **QUICK
         ).then(page.apply, page.inputs, page.outputs, api_visibility="private")
@@ -89,7 +92,7 @@ class AttentionTab(Panel):
             deepest = explorer.checkpoint.model.config.n_layers(state.family) - 1  # the layer control's range
             explorer.update(layer=min(peaked, deepest))
 
-    def open_large(self, event: gr.SelectData) -> dict[Component, Any]:
+    def open_large(self, event: gr.SelectData) -> Updates:
         """A thumbnail was clicked: show its layer and head, large, as one heatmap."""
         layer, head = (int(i) for i in event.index)
         return {self.layer: layer, self.head: f"head {head}", self.view: "heatmap"}

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import gradio as gr
-from gradio.components import Component
 
 from explorer import render
 
-from ..panel import Frame, Panel
+from ..panel import Frame, Panel, Updates
 
 TREE = "the tree of the hypotheses the beam keeps and drops grows here, a column a step."
 NOT_BEAM = f"Beam search is not in use. Choose **beam** under *Decoding*, then press **Step** or **Run**: {TREE}"
@@ -27,16 +24,22 @@ class BeamTab(Panel):
             self.caption = gr.Markdown(render.BEAM_CAPTION, elem_classes="caption", visible=False)
         self.outputs = [self.hint, self.plot, self.caption]
 
-    def refresh(self, frame: Frame) -> dict[Component, Any]:
+    def refresh(self, frame: Frame) -> Updates:
         if frame.light and frame.state.strategy != "beam":  # nothing to draw, and nothing drawn before
             return {}
         figure = render.beam_figure(frame.explorer)
         if figure is None:
             hint = NOT_BEAM if frame.state.strategy != "beam" else NO_STEP
-            return {self.hint: gr.update(value=hint, visible=True), self.plot: gr.update(value=None, visible=False),
-                    self.caption: gr.update(visible=False)}  # fmt: skip
-        return {self.hint: gr.update(visible=False), self.plot: gr.update(value=figure, visible=True),
-                self.caption: gr.update(visible=True)}  # fmt: skip
+            return {
+                self.hint: gr.update(value=hint, visible=True),
+                self.plot: gr.update(value=None, visible=False),
+                self.caption: gr.update(visible=False),
+            }
+        return {
+            self.hint: gr.update(visible=False),
+            self.plot: gr.update(value=figure, visible=True),
+            self.caption: gr.update(visible=True),
+        }
 
-    def cleared(self, message: str) -> dict[Component, Any]:
+    def cleared(self, message: str) -> Updates:
         return {self.plot: gr.update(value=None, visible=False)}

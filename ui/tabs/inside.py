@@ -10,7 +10,7 @@ from gradio.components import Component
 
 from explorer import inside
 
-from ..panel import Frame, Panel
+from ..panel import Frame, Panel, Updates
 from ..settings import DEFAULTS
 
 HINT = (
@@ -115,14 +115,14 @@ class InsideTab(Panel):
         self.outputs = [self.diagram, self.text, self.plot]
         self.controls = [self.layer, self.head, self.position]
 
-    def refresh(self, frame: Frame) -> dict[Component, Any]:
+    def refresh(self, frame: Frame) -> Updates:
         figure, text = inside.stage_view(frame.explorer, frame.worked)
         updates: dict[Component, Any] = {self.plot: figure, self.text: text}
         if not frame.light:  # the stage, the model or the sentence changed, or the tab opened
             updates[self.diagram] = inside.diagram(frame.explorer, frame.state.stage)
         return updates
 
-    def sync(self, frame: Frame) -> dict[Component, Any]:
+    def sync(self, frame: Frame) -> Updates:
         """The ranges of the layer, head and position, for the model and the sentence."""
         config, state = frame.explorer.checkpoint.model.config, frame.state
         n_layers = max(config.n_encoder_layers, config.n_decoder_layers)
@@ -134,7 +134,7 @@ class InsideTab(Panel):
             self.position: gr.update(maximum=max(n_source - 1, 1), value=min(state.stage_position, n_source - 1)),
         }
 
-    def cleared(self, message: str) -> dict[Component, Any]:
+    def cleared(self, message: str) -> Updates:
         return {self.plot: "", self.text: ""}
 
     def wire(self) -> None:

@@ -3,14 +3,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import gradio as gr
-from gradio.components import Component
 
 from explorer import render
 
-from ..panel import Frame, Panel, escaped
+from ..panel import Frame, Panel, Updates, escaped
 from ..runtime import LONG
 from ..settings import DEFAULTS, control_values, silenced_choices
 
@@ -39,17 +36,18 @@ class MasksTab(Panel):
             self.compare_btn = gr.Button("Compare with no heads silenced", elem_id="compare-btn")
             self.compare_text = gr.Markdown(COMPARE_HINT, elem_id="compare-text")
             self.compare_plot = gr.Plot(show_label=False, elem_id="compare-plot", visible=False)
-            self.compare_caption = gr.Markdown(render.COMPARE_CAPTION, elem_id="compare-caption",
-                                               elem_classes="caption", visible=False)  # fmt: skip
+            self.compare_caption = gr.Markdown(
+                render.COMPARE_CAPTION, elem_id="compare-caption", elem_classes="caption", visible=False
+            )
         settings = {"causal_mask": causal, "padding_mask": padding, "pad_to": pad_to, "silenced": self.silenced}
         self.settings = [page.setting(name, control) for name, control in settings.items()]
         self.outputs = [self.teacher_forced]
         self.controls = [self.silenced]
 
-    def refresh(self, frame: Frame) -> dict[Component, Any]:
+    def refresh(self, frame: Frame) -> Updates:
         return {self.teacher_forced: render.teacher_forced_markdown(frame.snapshot, frame.state)}
 
-    def sync(self, frame: Frame) -> dict[Component, Any]:
+    def sync(self, frame: Frame) -> Updates:
         """The model's heads, and the ones silenced."""
         return {
             self.silenced: gr.update(
@@ -58,7 +56,7 @@ class MasksTab(Panel):
             )
         }
 
-    def cleared(self, message: str) -> dict[Component, Any]:
+    def cleared(self, message: str) -> Updates:
         return {self.teacher_forced: ""}
 
     def wire(self) -> None:
@@ -68,7 +66,7 @@ class MasksTab(Panel):
         outputs = [self.compare_plot, self.compare_text, self.compare_caption]
         self.compare_btn.click(compare, page.inputs, outputs, api_visibility="private", **LONG)
 
-    def comparison(self, explorer) -> dict[Component, Any]:
+    def comparison(self, explorer) -> Updates:
         figure, text = render.comparison(explorer)
         shown = bool(explorer.state.silenced)
         return {

@@ -3,14 +3,11 @@ translation when the words are shuffled or the positions switched off."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import gradio as gr
-from gradio.components import Component
 
 from explorer import render
 
-from ..panel import Panel, escaped
+from ..panel import Panel, Updates, escaped
 from ..runtime import LONG
 from ..settings import DEFAULTS
 
@@ -29,9 +26,12 @@ class PositionsTab(Panel):
                 self.n_positions = gr.Slider(4, 128, value=50, step=1, label="Positions shown")
                 with gr.Column():
                     self.dims = gr.Textbox(
-                        "", label="Dimensions for the curves", placeholder="e.g. 0, 1, 10, 11", elem_id="dims",
+                        "",
+                        label="Dimensions for the curves",
+                        placeholder="e.g. 0, 1, 10, 11",
+                        elem_id="dims",
                         info="empty: four, from the fastest wave to the slowest",
-                    )  # fmt: skip
+                    )
                     self.dims_note = gr.Markdown(elem_id="dims-note", elem_classes="note")  # what was left out
             table_caption, curves_caption, similarity_caption = render.POSITION_CAPTIONS
             self.table = gr.Plot(show_label=False, elem_id="pe-plot")
@@ -57,11 +57,14 @@ class PositionsTab(Panel):
         for typed in (self.dims.submit, self.dims.blur):  # when the numbers are typed, not at every keystroke
             typed(draw, inputs, figures, api_visibility="private")
         page.on_load(draw, inputs, figures)
-        shuffled = page.view_handler(lambda e: {self.shuffle_text: render.shuffled_report(e)},
-                                     lambda error: {self.shuffle_text: escaped(error)}, hold=False)  # fmt: skip
+        shuffled = page.view_handler(
+            lambda e: {self.shuffle_text: render.shuffled_report(e)},
+            lambda error: {self.shuffle_text: escaped(error)},
+            hold=False,
+        )
         self.shuffle_btn.click(shuffled, page.inputs, self.shuffle_text, api_visibility="private", **LONG)
 
-    def figures(self, explorer, n_positions: float, typed: str) -> dict[Component, Any]:
+    def figures(self, explorer, n_positions: float, typed: str) -> Updates:
         dims, note = render.chosen_dimensions(typed, explorer.checkpoint.model.config.d_model)
         table, curves, similarity = render.positional_figures(explorer, int(n_positions), dims)
         return {self.table: table, self.curves: curves, self.similarity: similarity, self.dims_note: escaped(note)}

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import gradio as gr
-from gradio.components import Component
 
 from explorer import Explorer, ExplorerError, ExplorerState
 
-from ..panel import Frame, Panel, escaped
+from ..panel import Frame, Panel, Updates, escaped
 from ..runtime import uses_gpu
 from ..settings import control_values
 
@@ -63,10 +60,10 @@ class ShareTab(Panel):
         self.token = gr.State("")  # the `state` query parameter the page was opened with
         self.outputs = [self.link]
 
-    def refresh(self, frame: Frame) -> dict[Component, Any]:
+    def refresh(self, frame: Frame) -> Updates:
         return {self.link: share_markdown(frame.state)}
 
-    def cleared(self, message: str) -> dict[Component, Any]:
+    def cleared(self, message: str) -> Updates:
         return {self.link: ""}
 
     def wire(self) -> None:
@@ -81,7 +78,7 @@ class ShareTab(Panel):
     def link_token(request: gr.Request) -> str:
         return dict(request.query_params).get("state", "") if request is not None else ""
 
-    def restore(self, token: str, explorer, *values) -> dict[Component, Any]:
+    def restore(self, token: str, explorer, *values) -> Updates:
         """On page load: the state of a shared link (?state=…), or the page's own settings."""
         page = self.page
         if not token:

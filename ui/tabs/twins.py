@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import gradio as gr
-from gradio.components import Component
 
 from explorer import render
 
-from ..panel import Panel, escaped
+from ..panel import Panel, Updates, escaped
 from ..runtime import LONG
 
 HINT = (
@@ -38,7 +35,7 @@ class TwinsTab(Panel):
         compare = page.view_handler(self.comparison, lambda error: {self.text: escaped(error)})
         self.button.click(compare, page.inputs, outputs, api_visibility="private", **LONG)
 
-    def comparison(self, explorer) -> dict[Component, Any]:
+    def comparison(self, explorer) -> Updates:
         trained, untrained, text = render.twin_comparison(explorer)
         shown = trained is not None
         return {

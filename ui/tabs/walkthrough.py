@@ -11,7 +11,7 @@ from gradio.components import Component
 
 from explorer import Explorer, walkthrough
 
-from ..panel import FIT_PLOTS_JS, Frame, Panel
+from ..panel import FIT_PLOTS_JS, Frame, Panel, Updates
 from ..runtime import QUICK
 from .inside import HOVER_JS
 
@@ -43,15 +43,17 @@ class Section:
         self.tensors = gr.HTML(elem_id=f"walkthrough-{kind.key}-tensors", js_on_load=HOVER_JS) if kind.tensors else None
         self.plot = gr.Plot(show_label=False, elem_id=f"walkthrough-{kind.key}-plot") if kind.plot else None
         self.link = gr.Button(
-            "Open this stage in Inside a step →", size="sm", elem_id=f"walkthrough-{kind.key}-link",
+            "Open this stage in Inside a step →",
+            size="sm",
+            elem_id=f"walkthrough-{kind.key}-link",
             elem_classes="walkthrough-link",
-        )  # fmt: skip
+        )
 
     @property
     def outputs(self) -> list[Component]:
         return [c for c in (self.text, self.tensors, self.plot) if c is not None]
 
-    def drawn(self, section: walkthrough.Section) -> dict[Component, Any]:
+    def drawn(self, section: walkthrough.Section) -> Updates:
         updates: dict[Component, Any] = {self.text: section.text}
         if self.tensors is not None:
             updates[self.tensors] = section.tensors or ""
@@ -70,21 +72,22 @@ class WalkthroughTab(Panel):
             self.sections = [Section(kind) for kind in walkthrough.SECTIONS]
         self.outputs = [component for section in self.sections for component in section.outputs]
 
-    def refresh(self, frame: Frame) -> dict[Component, Any]:
+    def refresh(self, frame: Frame) -> Updates:
         updates: dict[Component, Any] = {}
         for shown, section in zip(self.sections, walkthrough.tour(frame.explorer, frame.worked), strict=True):
             updates.update(shown.drawn(section))
         return updates
 
-    def cleared(self, message: str) -> dict[Component, Any]:
+    def cleared(self, message: str) -> Updates:
         return {component: None for component in self.outputs}
 
     def wire(self) -> None:
         page = self.page
         outputs = [page.tabs, page.control("stage"), *page.outputs]
         for section in self.sections:
-            opened = section.link.click(self.stage_opener(section.kind.key), page.inputs, outputs,
-                                        api_visibility="private", **QUICK)  # fmt: skip
+            opened = section.link.click(
+                self.stage_opener(section.kind.key), page.inputs, outputs, api_visibility="private", **QUICK
+            )
             opened.then(None, None, None, js=SHOW_STAGE_JS, api_visibility="private")
 
     def stage_opener(self, key: str):
@@ -96,7 +99,7 @@ class WalkthroughTab(Panel):
 
         handler = page.action(act)
 
-        def open_stage(explorer, *values) -> dict[Component, Any]:
+        def open_stage(explorer, *values) -> Updates:
             updates = handler(explorer, *values)
             explorer = updates.get(page.explorer)
             if isinstance(explorer, Explorer) and explorer.state.tab == "inside":
