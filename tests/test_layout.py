@@ -1,9 +1,10 @@
-"""The project's layout keeps its promises: the library imports no UI, the explorer no gradio, every module says
-what it is for, and no function of the page or the explorer is long."""
+"""The project's layout keeps its promises: each layer imports only what docs/architecture.md allows it, every
+module says what it is for, and no function is long."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -27,14 +28,76 @@ def imported(path: Path) -> set[str]:
     return names
 
 
-@pytest.mark.parametrize("path", modules("transformer"), ids=lambda p: str(p.relative_to(ROOT)))
-def test_the_library_imports_neither_gradio_nor_plotly(path):
-    assert not imported(path) & {"gradio", "plotly", "ui", "explorer", "benchmarks"}
+PROJECT = ("transformer", "explorer", "ui", "benchmarks", "app")
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
 
 
-@pytest.mark.parametrize("path", modules("explorer"), ids=lambda p: str(p.relative_to(ROOT)))
-def test_the_explorer_imports_no_gradio(path):
-    assert not imported(path) & {"gradio", "gradio_client", "ui", "benchmarks"}
+def module_name(path: Path) -> str:
+    """transformer/training/train.py -> "transformer.training.train"; a package's __init__.py -> the package."""
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path) -> set[str]:
+    """Every module the file imports, by its full name (relative imports resolved), wherever the import is."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                above = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*above, *([node.module] if node.module else [])])
+            found |= {f"{base}.{alias.name}" for alias in node.names} if node.module is None else {base}
+    return found
+
+
+def architecture_table(kind: str) -> dict[str, set[str]]:
+    """The table of docs/architecture.md in its ```kind block: package -> the modules it names."""
+    block = re.search(rf"```{kind}\n(.*?)```", ARCHITECTURE.read_text(encoding="utf-8"), re.S)
+    assert block, f"docs/architecture.md has no {kind} table"
+    table = {}
+    for line in block.group(1).splitlines():
+        package, _, names = line.strip().partition(" ")
+        table[package] = {name.strip() for name in names.split(",") if name.strip() not in ("", "—")}
+    return table
+
+
+def within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def rule_for(table: dict[str, set[str]], module: str) -> set[str] | None:
+    """The most specific rule of `table` for `module` (None: no rule)."""
+    packages = [package for package in table if within(module, package)]
+    return table[max(packages, key=len)] if packages else None
+
+
+CODE = [*modules("transformer", "explorer", "ui", "benchmarks"), ROOT / "app.py"]
+
+
+@pytest.mark.parametrize("path", CODE, ids=lambda p: str(p.relative_to(ROOT)))
+def test_each_module_imports_only_the_layers_docs_architecture_allows(path):
+    name = module_name(path)
+    allowed, never = rule_for(architecture_table("imports"), name), rule_for(architecture_table("never"), name) or set()
+    assert allowed is not None, f"docs/architecture.md says nothing of {name}"
+    ours = {module for module in imports(path) if module.split(".")[0] in PROJECT}
+    assert not {module for module in ours if not any(within(module, package) for package in allowed)}
+    assert not {module for module in imports(path) if any(within(module, package) for package in never)}
+
+
+def test_the_architecture_tables_catch_what_they_forbid():
+    """The rules read as meant: a tab reaching into the page, or the library into gradio, is caught."""
+    imports_table, never = architecture_table("imports"), architecture_table("never")
+    assert not any(within("ui.page", package) for package in rule_for(imports_table, "ui.tabs.attention"))
+    assert "gradio" in rule_for(never, "transformer.model") and "plotly" in rule_for(
+        never, "transformer.training.train"
+    )
+    assert "gradio.blocks" in rule_for(never, "ui.page") and not rule_for(never, "ui.gradio_patch")
+    assert imports(ROOT / "ui" / "tabs" / "walkthrough.py") >= {"ui.panel", "ui.tabs.inside"}  # relative, resolved
 
 
 @pytest.mark.parametrize(
@@ -47,8 +110,10 @@ def test_every_module_opens_with_a_docstring(path):
     assert docstring and len(docstring) > 20
 
 
-@pytest.mark.parametrize("path", [*modules("explorer", "ui"), ROOT / "app.py"], ids=lambda p: str(p.relative_to(ROOT)))
-def test_no_function_of_the_page_or_the_explorer_is_long(path):
+@pytest.mark.parametrize("path", CODE, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_function_is_long(path):
+    """Every package, the library and the benchmarks too. The longest are the paper's own algorithms, read top to
+    bottom: `transformer.worked.work_through` (one step, stage by stage) and `BeamSearch._beam_step`."""
     long = [
         f"{node.name} ({node.end_lineno - node.lineno + 1} lines)"
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
