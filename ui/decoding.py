@@ -14,7 +14,7 @@ from explorer import MAX_BEAM_WIDTH, MAX_OUTPUT_TOKENS, Explorer, ExplorerError,
 from explorer.state import STRATEGIES
 
 from . import gradio_patch, runtime
-from .panel import Frame, Panel, Updates
+from .panel import Frame, PageAccess, Panel, Updates
 from .runtime import QUICK, one_at_a_time, uses_gpu
 from .settings import DEFAULTS
 
@@ -87,7 +87,7 @@ def limit_message(explorer: Explorer) -> str:
 
 
 class DecodingPanel(Panel):
-    def __init__(self, page):
+    def __init__(self, page: PageAccess):
         super().__init__(page)
         # Folded away in the presentation layout (`wire`).
         with gr.Accordion("Decoding settings", open=True, elem_id="decoding-settings") as self.settings_box:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from .panel import Panel
+from .panel import PageAccess, Panel
 from .settings import DEFAULTS
 
 INTRODUCTION = (
@@ -28,7 +28,7 @@ LAYOUT_JS = """(on) => {
 
 
 class Header(Panel):
-    def __init__(self, page):
+    def __init__(self, page: PageAccess):
         super().__init__(page)
         with gr.Row(elem_id="header"):
             gr.Markdown(INTRODUCTION, elem_id="introduction")

@@ -8,7 +8,7 @@ import gradio as gr
 
 from explorer import Explorer, ExplorerError, render
 
-from .panel import Frame, Panel, Updates
+from .panel import Frame, PageAccess, Panel, Updates
 from .runtime import QUICK
 from .settings import Settings
 
@@ -16,7 +16,7 @@ HUB_EXAMPLES = ["Helsinki-NLP/opus-mt-en-de", "Helsinki-NLP/opus-mt-en-fr", "Hel
 
 
 class SentencePanel(Panel):
-    def __init__(self, page):
+    def __init__(self, page: PageAccess):
         super().__init__(page)
         registry = page.registry
         default = page.default_model

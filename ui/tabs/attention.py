@@ -8,7 +8,7 @@ import gradio as gr
 
 from explorer import Explorer, render
 
-from ..panel import Frame, Panel, Updates
+from ..panel import Frame, PageAccess, Panel, Updates
 from ..runtime import QUICK
 from ..settings import DEFAULTS, head_choice, head_choices
 
@@ -27,7 +27,7 @@ element.addEventListener("click", (event) => {
 class AttentionTab(Panel):
     tab = "attention"
 
-    def __init__(self, page):
+    def __init__(self, page: PageAccess):
         super().__init__(page)
         with page.tab("Attention", self.tab):
             with gr.Row():

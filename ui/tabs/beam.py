@@ -6,7 +6,7 @@ import gradio as gr
 
 from explorer import render
 
-from ..panel import Frame, Panel, Updates
+from ..panel import Frame, PageAccess, Panel, Updates
 
 TREE = "the tree of the hypotheses the beam keeps and drops grows here, a column a step."
 NOT_BEAM = f"Beam search is not in use. Choose **beam** under *Decoding*, then press **Step** or **Run**: {TREE}"
@@ -16,7 +16,7 @@ NO_STEP = f"Press **Step** or **Run**: {TREE}"
 class BeamTab(Panel):
     tab = "beam"
 
-    def __init__(self, page):
+    def __init__(self, page: PageAccess):
         super().__init__(page)
         with page.tab("Beam search", self.tab):
             self.hint = gr.Markdown(NOT_BEAM, elem_id="beam-hint")

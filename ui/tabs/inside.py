@@ -10,7 +10,7 @@ from gradio.components import Component
 
 from explorer import inside
 
-from ..panel import Frame, Panel, Updates
+from ..panel import Frame, PageAccess, Panel, Updates
 from ..settings import DEFAULTS
 
 HINT = (
@@ -80,7 +80,7 @@ if (!window.insideDiagramListens) {
 class InsideTab(Panel):
     tab = "inside"
 
-    def __init__(self, page):
+    def __init__(self, page: PageAccess):
         super().__init__(page)
         with page.tab("Inside a step", self.tab):
             gr.Markdown(HINT, elem_classes="caption", elem_id="inside-hint")

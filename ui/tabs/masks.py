@@ -7,7 +7,7 @@ import gradio as gr
 
 from explorer import render
 
-from ..panel import Frame, Panel, Updates, escaped
+from ..panel import Frame, PageAccess, Panel, Updates, escaped
 from ..runtime import LONG
 from ..settings import DEFAULTS, control_values, silenced_choices
 
@@ -20,7 +20,7 @@ COMPARE_HINT = (
 class MasksTab(Panel):
     tab = "masks"
 
-    def __init__(self, page):
+    def __init__(self, page: PageAccess):
         super().__init__(page)
         with page.tab("Masks and heads", self.tab):
             with gr.Row():

@@ -7,7 +7,7 @@ import gradio as gr
 
 from explorer import render
 
-from ..panel import Panel, Updates, escaped
+from ..panel import PageAccess, Panel, Updates, escaped
 from ..runtime import LONG
 from ..settings import DEFAULTS
 
@@ -15,7 +15,7 @@ from ..settings import DEFAULTS
 class PositionsTab(Panel):
     tab = "positions"
 
-    def __init__(self, page):
+    def __init__(self, page: PageAccess):
         super().__init__(page)
         with page.tab("Positions", self.tab):
             with gr.Row():

@@ -6,7 +6,7 @@ import gradio as gr
 
 from explorer import Explorer, ExplorerError, ExplorerState
 
-from ..panel import Frame, Panel, Updates, escaped
+from ..panel import Frame, PageAccess, Panel, Updates, escaped
 from ..runtime import uses_gpu
 from ..settings import control_values
 
@@ -52,7 +52,7 @@ class ShareTab(Panel):
     refresh_hidden = True  # the link is always current
     remembered = False  # the link opens the view the user was looking at before coming here
 
-    def __init__(self, page):
+    def __init__(self, page: PageAccess):
         super().__init__(page)
         with page.tab("Share", self.tab):
             self.copy = gr.Button("Copy link", elem_id="copy-link", size="sm")

@@ -6,7 +6,7 @@ import gradio as gr
 
 from explorer import render
 
-from ..panel import Panel, Updates, escaped
+from ..panel import PageAccess, Panel, Updates, escaped
 from ..runtime import LONG
 
 HINT = (
@@ -19,7 +19,7 @@ HINT = (
 class TwinsTab(Panel):
     tab = "twins"
 
-    def __init__(self, page):
+    def __init__(self, page: PageAccess):
         super().__init__(page)
         with page.tab("Trained vs untrained", self.tab):
             self.button = gr.Button("Show the same view for the untrained twin", elem_id="twin-btn")

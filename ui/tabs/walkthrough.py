@@ -11,7 +11,7 @@ from gradio.components import Component
 
 from explorer import Explorer, walkthrough
 
-from ..panel import FIT_PLOTS_JS, Frame, Panel, Updates
+from ..panel import FIT_PLOTS_JS, Frame, PageAccess, Panel, Updates
 from ..runtime import QUICK
 from .inside import HOVER_JS
 
@@ -65,7 +65,7 @@ class Section:
 class WalkthroughTab(Panel):
     tab = "walkthrough"
 
-    def __init__(self, page):
+    def __init__(self, page: PageAccess):
         super().__init__(page)
         with page.tab("Walkthrough", self.tab):
             gr.Markdown(HINT, elem_id="walkthrough-hint")
