@@ -252,7 +252,7 @@ def bench_greedy(plan: Plan, hf, ours: Transformer, sources: list[list[int]], ma
 def bench_shipped_greedy(plan: Plan, checkpoint_dir: Path) -> dict | None:
     """The shipped model on real test sentences, in batches of 16, in both implementations."""
     from transformer.convert import to_marian
-    from transformer.training.data import load_corpus
+    from transformer.training.corpus.tsv import load_corpus
 
     if plan.shipped_sentences == 0 or not checkpoint_dir.is_dir():
         return None

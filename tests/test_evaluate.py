@@ -67,7 +67,7 @@ def test_a_model_trained_in_stages_lists_every_stage_in_its_card(tmp_path):
 
 def _number_corpus(folder: Path) -> Path:
     """A corpus folder in the layout of data/en-de, with number words standing in for sentences."""
-    from transformer.training.data import write_pairs
+    from transformer.training.corpus.tsv import write_pairs
 
     pairs = [("twenty-one", "einundzwanzig"), ("seven", "sieben"), ("ninety-seven", "siebenundneunzig")]
     folder.mkdir()

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transformer.training.data import load_corpus, norm_key
+from transformer.training.corpus.cleaning import norm_key
+from transformer.training.corpus.tsv import load_corpus
 from transformer.training.everyday import (
     AUTHORED_DIR,
     EVERYDAY_FILE,

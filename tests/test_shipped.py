@@ -74,7 +74,7 @@ def test_en_de_golden(en_de, source, greedy, beam):
 
 
 def test_en_de_examples_come_from_the_everyday_test_set_and_are_labelled_honestly(en_de):
-    from transformer.training.data import load_corpus
+    from transformer.training.corpus.tsv import load_corpus
 
     references = dict(load_corpus(CHECKPOINTS.parent / "data" / "en-de")["everyday-test"])
     examples = json.loads((CHECKPOINTS / "en-de" / "examples.json").read_text(encoding="utf-8"))["examples"]

@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory) -> Path:
-    """A tiny corpus folder in the format of transformer.training.data: {train,dev,test}.tsv.gz with en<TAB>de lines."""
+    """A tiny corpus folder as transformer.training.corpus writes it: {train,dev,test}.tsv.gz, en<TAB>de lines."""
     folder = tmp_path_factory.mktemp("corpus")
     pairs = list(zip(ENGLISH, GERMAN, strict=True))
     for split, rows in {"train": pairs * 4, "dev": pairs[:4], "test": pairs[4:]}.items():

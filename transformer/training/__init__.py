@@ -1,7 +1,7 @@
 """Making models: the corpus, the synthetic tasks, training and evaluation. Not needed to run or read the model.
 
-* `data` — the English→German corpus from Debian packages and the project's own sentences
-  (`python -m transformer.training.data build`);
+* `corpus` — the English→German corpus from Debian packages and the project's own sentences, one module per source
+  (`python -m transformer.training.corpus build`);
 * `everyday` — the project's everyday sentences: the held-out test set and the authored training corpus;
 * `synthetic` — small exactly-checkable tasks (numbers and dates in words);
 * `train` — training with resumption, evaluation during training and export (`python -m transformer.training.train`);

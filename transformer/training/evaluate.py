@@ -38,7 +38,7 @@ DEMO_SENTENCES = {
 
 def test_pairs(corpus: str | None, task: str | None, split: str, limit: int | None) -> list[tuple[str, str]]:
     if corpus:
-        from .data import load_corpus
+        from .corpus.tsv import load_corpus
 
         pairs = load_corpus(corpus)[split]
     else:

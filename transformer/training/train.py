@@ -52,7 +52,7 @@ class TrainSettings:
     """Everything that defines a run; stored in the run folder, and a resumed run must match it."""
 
     out: str
-    corpus: str | None = None  # a folder with train/dev/test.tsv.gz (see transformer.training.data)
+    corpus: str | None = None  # a folder with train/dev/test.tsv.gz (see transformer.training.corpus)
     task: str | None = None  # or a synthetic task (see transformer.training.synthetic)
     task_train_size: int | None = None  # synthetic: how many training items (None = all)
     export: str | None = None  # where to write the best checkpoint (our format)
@@ -126,7 +126,7 @@ def load_pairs(settings: TrainSettings) -> dict[str, Pairs]:
     if (settings.corpus is None) == (settings.task is None):
         raise ValueError("give exactly one of --corpus and --task")
     if settings.corpus is not None:
-        from .data import load_corpus
+        from .corpus.tsv import load_corpus
 
         return load_corpus(settings.corpus)
     from .synthetic import make_split
