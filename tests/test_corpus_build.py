@@ -68,7 +68,7 @@ def test_write_corpus_and_load_corpus(tmp_path):
 
 def test_the_shipped_data_card_is_its_template_filled_with_the_shipped_numbers():
     """The split numbers are measured again from the shipped files; the per-source ones can only be measured with
-    the Debian packages, so they come from a fixture (the numbers of the build that made data/en-de)."""
+    the Debian packages, so they come from a fixture: the numbers the shipped card shows, read off its tables."""
     numbers = json.loads((FIXTURES / "en-de-card-numbers.json").read_text(encoding="utf-8"))
     numbers["splits"] = {split: split_numbers(pairs) for split, pairs in load_corpus(ROOT / "data/en-de").items()}
     assert data_card(EN_DE, numbers) == (ROOT / "data/en-de/DATA_CARD.md").read_text(encoding="utf-8")

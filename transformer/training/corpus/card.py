@@ -77,6 +77,7 @@ def data_card(pair: LanguagePair, numbers: dict) -> str:
         "lexicon_zipf": LEXICON_ZIPF,
         "near_duplicate": NEAR_DUPLICATE,
         "reasons": REASONS,
+        "short": SHORT,
     }
     sources = {source.name: source for source in pair.sources}
     return _ENVIRONMENT.get_template(f"DATA_CARD.{pair.name}.md.j2").render(numbers, sources=sources, rules=rules)
