@@ -1,4 +1,5 @@
-"""The app half of the benchmark: start the real app (`python app.py`) as its own process and time it in Chromium.
+"""Sections 6 and 7 of the benchmark: the real app (`python app.py`, started by `benchmarks.real_app.App`) timed in
+Chromium.
 
 `measure_app(quick=...)` returns plain numbers (JSON-serialisable):
 
@@ -55,32 +56,17 @@ Run with `python -m benchmarks.app_bench [--quick]`.
 from __future__ import annotations
 
 import json
-import math
-import os
-import re
-import socket
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
+from benchmarks.real_app import CHROMIUM, CHROMIUM_ARGS, App, model_option, open_tab, shown_model
+from benchmarks.timing import median_of, summarise
+
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 SENTENCE = "The children play in the park after school every day."  # ten everyday words
-READY_TIMEOUT_S = 90
 ACTION_TIMEOUT_MS = 60_000  # for one click's answer; generous, as the machine may be busy
 STATUS = "#status [data-testid=markdown]"  # the status message (not the progress shown while an event runs)
 
@@ -301,51 +287,17 @@ FINGERPRINT_JS = """() => {
 # --------------------------------------------------------------------------------------------------------
 
 
-def percentile(values: list[float], q: float) -> float:
-    """Nearest-rank percentile (q in 0…100) of a non-empty list."""
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
-
-
-def _summary(name: str, values: list[float]) -> dict[str, Any]:
-    """`name_median`, `name_p95` and the raw values `name_each`, rounded to 0.1."""
-    if not values:
-        return {f"{name}_median": None, f"{name}_p95": None, f"{name}_each": []}
-    return {
-        f"{name}_median": round(statistics.median(values), 1),
-        f"{name}_p95": round(percentile(values, 95), 1),
-        f"{name}_each": [round(v, 1) for v in values],
-    }
-
-
-def _median(results: list[dict[str, Any]], key: str, digits: int = 1) -> float | None:
-    """The median of `key` over the results that have it."""
-    values = [r[key] for r in results if r.get(key) is not None]
-    return round(statistics.median(values), digits) if values else None
-
-
 def _breakdown(name: str, results: list[dict[str, Any]]) -> dict[str, Any]:
     """Where the time of the clicks went: handler, answer in the page, browser; and the size of the answer."""
     for r in results:
         r["browser_ms"] = r["ms"] - r["message_ms"] if r.get("message_ms") is not None else None
     return {
-        f"{name}_server_fn_ms_median": _median(results, "server_fn_ms"),
-        f"{name}_message_ms_median": _median(results, "message_ms"),
-        f"{name}_stream_end_ms_median": _median(results, "stream_end_ms"),
-        f"{name}_browser_ms_median": _median(results, "browser_ms"),
-        f"{name}_message_bytes_median": _median(results, "message_bytes", 0),
+        f"{name}_server_fn_ms_median": median_of(results, "server_fn_ms"),
+        f"{name}_message_ms_median": median_of(results, "message_ms"),
+        f"{name}_stream_end_ms_median": median_of(results, "stream_end_ms"),
+        f"{name}_browser_ms_median": median_of(results, "browser_ms"),
+        f"{name}_message_bytes_median": median_of(results, "message_bytes", 0),
     }
-
-
-# --------------------------------------------------------------------------------------------------------
-# The app process
-# --------------------------------------------------------------------------------------------------------
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def builtin_models() -> list[str]:
@@ -353,63 +305,6 @@ def builtin_models() -> list[str]:
     from explorer import ModelRegistry
 
     return ModelRegistry(ROOT / "checkpoints").builtin
-
-
-class App:
-    """`python app.py` in its own process, on a free port, as tests/test_browser.py starts it; output to a log."""
-
-    def __init__(self) -> None:
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}/"
-        self.process: subprocess.Popen | None = None
-        self.log = tempfile.NamedTemporaryFile(prefix="bench-app-", suffix=".log", delete=False)  # noqa: SIM115
-
-    def start(self) -> float:
-        """Start the app; the seconds from just before `Popen` until `GET /` answers 200."""
-        env = {**os.environ, "GRADIO_SERVER_PORT": str(self.port), "HF_HUB_OFFLINE": "1"}
-        env["GRADIO_ANALYTICS_ENABLED"] = "False"
-        start = time.perf_counter()
-        self.process = subprocess.Popen(
-            [sys.executable, "app.py"], cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT
-        )
-        while time.perf_counter() - start < READY_TIMEOUT_S:
-            try:
-                with urllib.request.urlopen(self.url, timeout=1) as answer:
-                    if answer.status == 200:
-                        return time.perf_counter() - start
-            except OSError:
-                if self.process.poll() is not None:
-                    raise RuntimeError("the app exited") from None
-            time.sleep(0.05)
-        raise RuntimeError(f"the app did not answer within {READY_TIMEOUT_S} s")
-
-    def memory_mb(self) -> dict[str, float]:
-        """VmRSS and VmHWM (the peak resident set) of the app process, in MiB."""
-        assert self.process is not None
-        fields = {}
-        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
-            key, _, value = line.partition(":")
-            if key in ("VmRSS", "VmHWM"):
-                fields[key] = round(int(value.split()[0]) / 1024, 1)  # the kernel writes kB
-        return fields
-
-    def log_tail(self, chars: int = 3000) -> str:
-        return Path(self.log.name).read_text(errors="replace")[-chars:]
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.process = None
-
-    def close(self) -> None:
-        self.stop()
-        self.log.close()
-        Path(self.log.name).unlink(missing_ok=True)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -432,28 +327,6 @@ def _until_rebuilt(page, before: str, what: str) -> None:
     )
     if page.evaluate(FINGERPRINT_JS) == before:
         raise RuntimeError(f"{what}: {page.locator(STATUS).inner_text().strip()}")
-
-
-def open_tab(page, name: str) -> None:
-    """Open the view `name`: from the tab bar, or from its menu ("More tabs") where the views' column is too narrow
-    for it."""
-    tab = page.get_by_role("tab", name=name)
-    if tab.is_visible():
-        tab.click()
-    else:
-        page.locator("#views button[aria-label='More tabs']").click()
-        page.locator("#views .overflow-dropdown").get_by_text(name, exact=True).click()
-
-
-def model_option(page, name: str):
-    """The model dropdown's option for the model `name` (its label is the name, then " · " and what it is)."""
-    escaped = re.escape(name).replace("/", r"\/")  # playwright writes the pattern as /…/
-    return page.get_by_role("option", name=re.compile(rf"^{escaped}( · |$)"))
-
-
-def shown_model(page) -> str:
-    """The name of the model the dropdown shows."""
-    return page.locator("#model-select input").input_value().split(" · ")[0]
 
 
 def _pick_model(page, name: str) -> None:
@@ -529,17 +402,17 @@ def _measure_page(app: App, page, *, model: str, steps: int, runs: int, memory_s
         "page_load_s": round(page_load_s, 2),
         "translation": translation,
         "n_steps": n_steps,
-        **_summary("step_ms", [r["ms"] for r in timed]),
-        "step_heatmap_ms_median": _median(timed, "heatmap_ms"),
+        **summarise("step_ms", [r["ms"] for r in timed]),
+        "step_heatmap_ms_median": median_of(timed, "heatmap_ms"),
         **_breakdown("step", timed),
-        **_summary("run_ms", [r["ms"] for r in run_results]),
+        **summarise("run_ms", [r["ms"] for r in run_results]),
         **_breakdown("run", run_results),
-        **_summary("inside_step_ms", [r["ms"] for r in inside_results]),
+        **summarise("inside_step_ms", [r["ms"] for r in inside_results]),
         **_breakdown("inside_step", inside_results),
-        **_summary("walkthrough_step_ms", [r["ms"] for r in walkthrough_results]),
+        **summarise("walkthrough_step_ms", [r["ms"] for r in walkthrough_results]),
         **_breakdown("walkthrough_step", walkthrough_results),
-        "run_first_token_ms_median": _median(run_results, "first_token_ms"),
-        "run_messages": _median(run_results, "messages", 0),
+        "run_first_token_ms_median": median_of(run_results, "first_token_ms"),
+        "run_messages": median_of(run_results, "messages", 0),
         "models_loaded": models,
         "rss_ready_mb": ready_memory["VmRSS"],
         "memory_step_clicks": step_clicks,

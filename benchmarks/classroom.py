@@ -50,9 +50,9 @@ from typing import Any
 
 import httpx
 
-from ui.settings import Settings as PageSettings
-
-from .app_bench import App, percentile
+from benchmarks.real_app import App
+from benchmarks.timing import percentile
+from ui.settings import DEFAULTS, NAMES
 
 ROOT = Path(__file__).resolve().parent.parent
 SENTENCES = {
@@ -103,7 +103,7 @@ def expected_answers() -> dict[tuple[str, str, bool], Expected]:
             explorer = Explorer(registry, ExplorerState(model=model, source=sentence, causal_mask=causal))
             seen = Expected([], [], [])
             while True:
-                seen.outputs.append(explorer.views().output_text)
+                seen.outputs.append(explorer.snapshot().output_text)
                 seen.inside.append(inside.stage_view(explorer)[1])
                 seen.tokens.append(walkthrough.tour(explorer)[0].text)
                 if explorer.at_end:
@@ -167,9 +167,9 @@ class PageEvents:
                 if name:
                     self.by_trigger[(name, trigger)] = dependency
         self.by_api = {d["api_name"]: d for d in config["dependencies"] if d.get("api_name")}
-        # The controls, by the setting each holds: Step takes them all, after the explorer, in the order of `Settings`.
+        # The controls, by the setting each holds: Step takes them all, after the explorer, in the order of `NAMES`.
         controls = [i for i in self.event("step-btn", "click")["inputs"] if self.components[i]["type"] != "state"]
-        self.setting_of = dict(zip(controls, PageSettings.names(), strict=True))
+        self.setting_of = dict(zip(controls, NAMES, strict=True))
 
     def event(self, name: str, trigger: str) -> dict:
         return self.by_trigger[(name, trigger)]
@@ -180,7 +180,8 @@ class PageEvents:
 
 @dataclass(frozen=True)
 class Settings:
-    """What one student has set on the page, as the controls send it (`ui.settings.Settings`)."""
+    """What one student has set on the page, as the controls send it; every other control keeps its first value
+    (`ui.settings.DEFAULTS`)."""
 
     model: str
     source: str
@@ -191,14 +192,7 @@ class Settings:
 
     def value(self, name: str) -> Any:
         """The value of the control of the setting `name`: the student's own, or the page's default."""
-        return getattr(self, name) if name in self.__dataclass_fields__ else PAGE_DEFAULTS[name]
-
-
-# What the other controls hold when the page opens (`ui.settings.Settings`; tests/test_ui_settings.py checks them).
-PAGE_DEFAULTS = {"strategy": "greedy", "temperature": 1.0, "top_k": 0, "top_p": 1.0, "seed": 0, "beam_width": 4,
-                 "max_output_tokens": 64, "padding_mask": True, "positions": True, "pad_to": 0, "silenced": [],
-                 "view": "heatmap", "presentation": False, "stage": "decoder.self_attention", "stage_layer": 0,
-                 "stage_head": 0, "stage_position": 0}  # fmt: skip
+        return getattr(self, name) if name in self.__dataclass_fields__ else DEFAULTS[name]
 
 
 @dataclass

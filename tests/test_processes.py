@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.app_bench import CHROMIUM_ARGS, App, open_tab
+from benchmarks.real_app import CHROMIUM_ARGS, App, open_tab
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 if not Path(CHROMIUM).exists():

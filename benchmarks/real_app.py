@@ -1,0 +1,124 @@
+"""Start the real app and drive its page: used by the app benchmark (`app_bench`), the classroom benchmark
+(`classroom`, without a browser) and the browser tests.
+
+`App` runs `python app.py` in its own process, as a teacher starts it; Chromium is Debian's (`CHROMIUM`, launched
+with `CHROMIUM_ARGS`), driven by Playwright; the page helpers find what a user finds: a view's tab, a model in the
+picker.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+# Chromium as root in a container needs --no-sandbox; the rest keeps it off the network and from updating itself.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+READY_TIMEOUT_S = 90
+
+
+def free_port() -> int:
+    """A TCP port that nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class App:
+    """`python app.py` in its own process, as a teacher starts it, on a free port and without the network; its output
+    goes to a log file (a pipe nobody reads would block a chatty app), read by `log_tail` when something fails."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/"
+        self.process: subprocess.Popen | None = None
+        self.log = tempfile.NamedTemporaryFile(prefix="app-", suffix=".log", delete=False)  # noqa: SIM115
+
+    def start(self) -> float:
+        """Start the app; the seconds from just before `Popen` until `GET /` answers 200."""
+        env = {**os.environ, "GRADIO_SERVER_PORT": str(self.port), "HF_HUB_OFFLINE": "1"}
+        env["GRADIO_ANALYTICS_ENABLED"] = "False"
+        start = time.perf_counter()
+        self.process = subprocess.Popen(
+            [sys.executable, "app.py"], cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT
+        )
+        while time.perf_counter() - start < READY_TIMEOUT_S:
+            try:
+                with urllib.request.urlopen(self.url, timeout=1) as answer:
+                    if answer.status == 200:
+                        return time.perf_counter() - start
+            except OSError:
+                if self.process.poll() is not None:
+                    raise RuntimeError("the app exited") from None
+            time.sleep(0.05)
+        raise RuntimeError(f"the app did not answer within {READY_TIMEOUT_S} s")
+
+    def memory_mb(self) -> dict[str, float]:
+        """VmRSS and VmHWM (the peak resident set) of the app process, in MiB."""
+        assert self.process is not None
+        fields = {}
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                fields[key] = round(int(value.split()[0]) / 1024, 1)  # the kernel writes kB
+        return fields
+
+    def log_tail(self, chars: int = 3000) -> str:
+        """The end of the app's output so far."""
+        return Path(self.log.name).read_text(errors="replace")[-chars:]
+
+    def stop(self) -> None:
+        """Stop the app (it may be started again on the same port); the log stays."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process = None
+
+    def close(self) -> None:
+        """Stop the app and remove its log."""
+        self.stop()
+        self.log.close()
+        Path(self.log.name).unlink(missing_ok=True)
+
+
+def open_tab(page, name: str) -> None:
+    """Open the view `name`: from the tab bar, or from its menu ("More tabs") where the views' column is too narrow
+    for it."""
+    tab = page.get_by_role("tab", name=name)
+    if tab.is_visible():
+        tab.click()
+    else:
+        page.locator("#views button[aria-label='More tabs']").click()
+        page.locator("#views .overflow-dropdown").get_by_text(name, exact=True).click()
+
+
+def model_option(page, name: str):
+    """The model dropdown's option for the model `name` (its label is the name, then " · " and what it is)."""
+    escaped = re.escape(name).replace("/", r"\/")  # playwright writes the pattern as /…/
+    return page.get_by_role("option", name=re.compile(rf"^{escaped}( · |$)"))
+
+
+def shown_model(page) -> str:
+    """The name of the model the dropdown shows."""
+    return page.locator("#model-select input").input_value().split(" · ")[0]
