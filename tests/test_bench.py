@@ -1,61 +1,97 @@
 """The benchmark in its quick mode (tiny sizes, few repeats), so that it never rots. No timing assertions: only that
-every section runs, that both implementations produce the same tokens, and that BENCHMARKS.md can be written."""
+every section runs, that both sides of each comparison compute the same thing, and that BENCHMARKS.md is what its
+template makes of the committed numbers."""
 
 from __future__ import annotations
 
-import pytest
+import json
+from pathlib import Path
 
-from benchmarks import bench
+import pytest
+import torch
+
+from benchmarks import bench, report
+from benchmarks.cache import decode_cached, decode_recomputed
+from benchmarks.model_pair import model_pair, random_sources
+from benchmarks.plan import QUICK
+from benchmarks.real_app import CHROMIUM
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
 def results():
-    return bench.run(bench.QUICK, threads=2, app=False, log=lambda *_: None)
+    return bench.run(QUICK, threads=2, app=False, log=lambda *_: None)
 
 
+@pytest.mark.slow
 def test_every_section_runs_and_both_implementations_agree(results):
-    assert [r["length"] for r in results["decode_step"]] == list(bench.QUICK.lengths)
+    assert [r["length"] for r in results["decode_step"]] == list(QUICK.lengths)
     for row in results["decode_step"]:
         assert row["ours_attention_ms"] > 0 and row["hf_attention_ms"] > 0
     assert results["greedy"]["same_outputs"] == results["greedy"]["sentences"]
-    assert results["greedy"]["output_tokens"] == results["greedy"]["sentences"] * bench.QUICK.batch_new_tokens
+    assert results["greedy"]["output_tokens"] == results["greedy"]["sentences"] * QUICK.batch_new_tokens
     shipped = results["greedy_shipped"]
-    assert shipped["sentences"] == bench.QUICK.shipped_sentences
+    assert shipped["sentences"] == QUICK.shipped_sentences
     assert shipped["same_outputs"] >= shipped["sentences"] - 1  # float noise may flip a near-tie, rarely
     assert results["beam"]["same_outputs"] == results["beam"]["sentences"]
-    assert [r["length"] for r in results["cache"]] == list(bench.QUICK.lengths)
     assert results["training"]["ours_tokens_per_s"] > 0 and results["training"]["torch_tokens_per_s"] > 0
 
 
-def test_benchmarks_markdown(results, tmp_path):
-    text = bench.write_markdown(results, tmp_path / "BENCHMARKS.md")
+@pytest.mark.slow
+def test_section_3_times_two_ways_to_the_same_logits(results):
+    """The cache's speed-up compares the same computation done two ways: the benchmark says how far apart their
+    logits are, at every output length it timed."""
+    assert [r["length"] for r in results["cache"]] == list(QUICK.lengths)
+    for row in results["cache"]:
+        assert row["cached_ms"] > 0 and row["recomputed_ms"] > 0
+        assert row["max_logit_difference"] < 1e-4
+
+
+def test_the_cached_and_recomputed_decoders_return_the_same_logits_at_every_step():
+    _, model = model_pair(QUICK)
+    src = torch.tensor(random_sources(model.config, 1, seed=0))
+    forced = random_sources(model.config, 1, seed=1, lengths=(6, 6))[0][:6]
+    cached, recomputed = decode_cached(model, src, forced), decode_recomputed(model, src, forced)
+    assert len(cached) == len(recomputed) == len(forced)
+    for a, b in zip(cached, recomputed, strict=True):
+        assert a.shape == (model.config.tgt_vocab_size,)
+        assert (a - b).abs().max() < 1e-4
+
+
+@pytest.mark.slow
+def test_a_quick_report(results, tmp_path):
+    text = report.write(results, tmp_path / "BENCHMARKS.md")
+    assert (tmp_path / "BENCHMARKS.md").read_text(encoding="utf-8") == text
     for heading in ("## 1.", "## 2.", "## 3.", "## 4.", "## 5."):
         assert heading in text
     assert "transformers 5." in text and "torch 2.13.0" in text
+    assert "(quick run)" in text and "## 6, 7. The app" not in text  # a run without the app has no such section
 
 
-def test_the_cached_and_recomputed_decoders_agree():
-    """Section 3 compares two ways to the same logits; make sure they are the same computation."""
-    import torch
-
-    _, model = bench.model_pair(bench.QUICK)
-    src = torch.tensor(bench.random_sources(model.config, 1, seed=0))
-    prefix = [model.config.decoder_start_id, 5, 6, 7]
-    with torch.inference_mode():
-        encoded = model.encode(src)
-        full = model.decode(torch.tensor([prefix]), encoded).logits[0, -1]
-        cache = model.init_cache(encoded)
-        for token in prefix:
-            out = model.decode(torch.tensor([[token]]), encoded, cache=cache)
-            cache = out.cache
-    torch.testing.assert_close(out.logits[0, -1], full, atol=1e-4, rtol=1e-4)
+def test_benchmarks_md_is_its_template_filled_from_the_committed_numbers():
+    """What `python -m benchmarks.bench --from-json docs/benchmarks.json` writes: the committed BENCHMARKS.md, to
+    the byte. Where this fails, BENCHMARKS.md was edited by hand, or the template (or docs/classroom.md, or
+    docs/benchmark-notes.md) changed without writing it again with that command."""
+    results = json.loads((ROOT / "docs" / "benchmarks.json").read_text(encoding="utf-8"))
+    results.update(bench.documents(None, quick=False))
+    expected = (ROOT / "BENCHMARKS.md").read_text(encoding="utf-8")
+    rendered = report.render(results)
+    assert sections(rendered) == sections(expected)  # a section at a time first, for a readable difference
+    assert rendered == expected
 
 
+def sections(markdown: str) -> dict[str, str]:
+    """The text under each `## ` heading, by heading."""
+    parts = markdown.split("\n## ")
+    return {part.split("\n", 1)[0]: part for part in parts}
+
+
+@pytest.mark.slow
+@pytest.mark.browser
 def test_the_app_benchmark_in_quick_mode():
     """Sections 6 and 7 against the real app in Chromium (skipped where Chromium is missing, as the browser tests)."""
-    from pathlib import Path
-
-    if not Path("/usr/bin/chromium").exists():
+    if not Path(CHROMIUM).exists():
         pytest.skip("Debian's chromium is not installed")
     from benchmarks.app_bench import measure_app
 
@@ -63,8 +99,8 @@ def test_the_app_benchmark_in_quick_mode():
     assert app["ready_s"] > 0 and app["step_ms_median"] > 0 and app["run_ms_median"] > 0
     assert app["translation"] and app["n_steps"] >= 2
     assert app["rss_ready_mb"] > 0 and app["peak_mb"] >= app["rss_ready_mb"]
-    lines = bench.app_markdown({**app, "model": app["model"]})
-    assert any("Step → every visible figure drawn" in line for line in lines)
     assert 0 < app["step_heatmap_ms_median"] <= app["step_ms_median"]  # the heatmap is one of the figures
     assert app["inside_step_ms_median"] > 0 and app["walkthrough_step_ms_median"] > 0
-    assert any("the whole walkthrough drawn" in line for line in lines)
+    text = report.render_app(app)
+    assert f"| Step → every visible figure drawn (ms) | {app['step_ms_median']} |" in text
+    assert "| Step → the whole walkthrough drawn (ms) |" in text
