@@ -6,8 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from transformer.training.evaluate import main
-from transformer.training.train import score
+from transformer.training.evaluate import main, score
 
 SHIPPED = Path(__file__).resolve().parent.parent / "checkpoints" / "numbers-de"
 
@@ -33,15 +32,12 @@ def test_evaluate_writes_a_model_card_from_its_measurements(tmp_path, capsys):
 
 
 def test_a_model_trained_in_stages_lists_every_stage_in_its_card(tmp_path):
-    import dataclasses
-    import json
-
     from transformer.training.train import TrainSettings
 
     def fake_run(name: str, steps: int, hours: float, **settings) -> Path:
         run = tmp_path / name
         run.mkdir()
-        values = dataclasses.asdict(TrainSettings(out=str(run), task="numbers-de", **settings))
+        values = TrainSettings.from_dict({"out": str(run), "task": "numbers-de", **settings}).to_dict()
         (run / "settings.json").write_text(json.dumps(values))
         records = [
             {"kind": "train", "step": steps, "epoch": 2, "loss": 1.0, "tokens_per_s": 900, "elapsed_s": hours * 3600},
@@ -113,3 +109,68 @@ def test_lever_without_an_ablations_file_is_an_error(tmp_path):
 
     with pytest.raises(SystemExit):
         main([str(SHIPPED), "--task", "numbers-de", "--limit", "2", "--lever", "x: 1"])
+
+
+def _table(card: str, heading: str) -> list[list[str]]:
+    """The rows (cells, stripped) of the first table after `heading`, without its header and rule."""
+    section = card.split(f"\n{heading}\n", 1)[1]
+    lines = [line for line in section.split("\n\n## ", 1)[0].splitlines() if line.startswith("|")]
+    return [[cell.strip() for cell in line.strip("|").split("|")] for line in lines[2:]]
+
+
+def test_the_card_template_gives_back_the_shipped_en_de_card_from_its_numbers(tmp_path, monkeypatch):
+    """The shipped card, rendered again from its measured numbers (read off its tables) and from the settings and
+    logs of the four training stages shipped with it, is the same text, byte for byte."""
+    from transformer.checkpoint import load_checkpoint
+    from transformer.training import evaluate
+
+    shipped = SHIPPED.parent / "en-de"
+    card = (shipped / "MODEL_CARD.md").read_text(encoding="utf-8")
+    runs = []
+    for stage in ("stage-1-", "stage-2-", "stage-3-", ""):  # the last stage's files carry no prefix
+        run = tmp_path / f"run-{stage or 'last'}"
+        run.mkdir()
+        shutil.copy(shipped / f"{stage}settings.json", run / "settings.json")
+        shutil.copy(shipped / f"{stage}train_log.jsonl", run / "train_log.jsonl")
+        runs.append(evaluate.read_run(run))
+    monkeypatch.setattr(evaluate, "hardware", lambda: card.split("- Hardware: ", 1)[1].split(".\n", 1)[0])
+
+    def test_set(row: list[str], samples: list[dict]) -> dict:
+        n, bleu, chrf, exact_match, beam_bleu, beam_chrf = row[1:]
+        scores = dict(
+            bleu=bleu, chrf=chrf, exact_match=exact_match.rstrip("%"), beam_bleu=beam_bleu, beam_chrf=beam_chrf
+        )
+        return {"n": int(n.replace(",", "")), **scores, "samples": samples, "errors": [], "demos": {}}
+
+    def ablation(row: list[str]) -> dict:
+        record = {"lever": row[0], "setting": row[1], "checkpoint": row[5].strip("`")}
+        for prefix, metric, cell in (
+            ("", "chrf", row[2]),
+            ("everyday_", "chrf", row[3]),
+            ("everyday_", "bleu", row[4]),
+        ):
+            value, _, beam = cell.removesuffix(")").partition(" (beam ")
+            record |= {prefix + metric: value} | ({f"{prefix}beam_{metric}": beam} if beam else {})
+        return record
+
+    everyday_row, ding_row = _table(card, "## Evaluation")
+    sample_rows = _table(card, "## Samples from the test splits")
+    samples = [dict(zip(("source", "reference", "output"), row, strict=True)) for row in sample_rows]
+    results = test_set(ding_row, samples[5:]) | {
+        "everyday": test_set(everyday_row, samples[:5]),
+        "beam": {"width": 4, "length_penalty": 2.0},
+        "demos": dict(_table(card, "## Demo translations")),
+    }
+    numbers = evaluate.card_numbers(
+        load_checkpoint(shipped),
+        results,
+        name="en-de",
+        data=card.split("## Data\n\n", 1)[1].split("\n", 1)[0],
+        split="test",
+        synthetic=False,
+        runs=runs,
+        selection=card.split("- The weights shipped: ", 1)[1].split("\n", 1)[0],
+        sources=[dict(zip(("source", "pairs", "words"), row, strict=True)) for row in _table(card, "## Data")],
+        ablations=[ablation(row) for row in _table(card, "## What each lever did (dev sets)")],
+    )
+    assert evaluate.model_card(numbers) == card

@@ -17,6 +17,7 @@ from tests.conftest import ENGLISH, GERMAN
 from transformer.checkpoint import load_checkpoint
 from transformer.training.train import (
     BOS,
+    DEFAULT_MODEL,
     EOS,
     PAD,
     TrainSettings,
@@ -61,7 +62,7 @@ def settings(corpus: Path, out: Path, **overrides) -> TrainSettings:
         log_every=2,
     )
     values.update(overrides)
-    return TrainSettings(**values)
+    return TrainSettings.from_dict(values)
 
 
 def parameters(model_or_state) -> dict[str, torch.Tensor]:
@@ -127,19 +128,39 @@ def test_a_run_folder_refuses_other_settings(corpus, tmp_path):
 
 def test_command_line_parses_into_settings(corpus, tmp_path):
     parsed = parse_args(["--out", str(tmp_path), "--corpus", str(corpus), "--steps", "5", "--no-shared-vocab"])
-    assert parsed == TrainSettings(out=str(tmp_path), corpus=str(corpus), steps=5, shared_vocab=False)
+    separate = dataclasses.replace(DEFAULT_MODEL, share_embeddings=False)
+    assert parsed == TrainSettings(out=str(tmp_path), corpus=str(corpus), steps=5, model=separate)
 
 
 def test_activation_dropout_reaches_the_model_and_an_older_run_folder_still_resumes(corpus, tmp_path):
     settings = parse_args(["--out", str(tmp_path), "--corpus", str(corpus), "--activation-dropout", "0.1"])
-    assert settings.model_config(50, 50).activation_dropout == 0.1
+    assert settings.model.activation_dropout == 0.1
     assert "--activation-dropout 0.1" in command_line(settings)
-    assert TrainSettings(out="").model_config(50, 50).activation_dropout == 0.0  # the default: as before
-    older = dataclasses.asdict(TrainSettings(out=str(tmp_path / "run"), corpus=str(corpus), steps=2, eval_every=2))
+    assert TrainSettings(out="").model.activation_dropout == 0.0  # the default: as before
+    older = TrainSettings(out=str(tmp_path / "run"), corpus=str(corpus), steps=2, eval_every=2).to_dict()
     del older["activation_dropout"]  # a settings.json written before the option existed
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "settings.json").write_text(json.dumps(older))
-    train(TrainSettings(**older), quiet=True)  # same settings: no "other settings" error
+    train(TrainSettings.from_dict(older), quiet=True)  # same settings: no "other settings" error
+
+
+def test_the_settings_are_flat_on_disk_with_the_model_embedded_as_its_config(tmp_path):
+    settings = TrainSettings.from_dict({"out": str(tmp_path), "task": "numbers-de", "vocab_size": 400, "d_model": 128})
+    assert settings.model == dataclasses.replace(DEFAULT_MODEL, src_vocab_size=400, tgt_vocab_size=400, d_model=128)
+    flat = settings.to_dict()
+    assert list(flat)[5:9] == ["init_from", "vocab_size", "shared_vocab", "d_model"]  # the model's where it stands
+    assert "model" not in flat and TrainSettings.from_dict(flat) == settings
+    with pytest.raises(ValueError, match="unknown training setting"):
+        TrainSettings.from_dict({**flat, "d_modle": 64})
+
+
+def test_the_settings_shipped_with_en_de_are_read_as_they_were_written():
+    """Each training stage's settings.json (older ones lack options added since) reads back to the same values."""
+    for path in sorted((ROOT / "checkpoints" / "en-de").glob("*settings.json")):
+        stored = json.loads(path.read_text())
+        flat = TrainSettings.from_dict(stored).to_dict()
+        assert {name: flat[name] for name in stored} == stored, path.name
+        assert flat["d_model"] == 256 and flat["shared_vocab"] is True
 
 
 def test_threads_come_from_omp_num_threads_else_the_cores_shared_among_processes():
@@ -154,7 +175,7 @@ def test_threads_come_from_omp_num_threads_else_the_cores_shared_among_processes
 
 def test_two_torchrun_processes_equal_one_process_on_the_same_global_batches(corpus, tmp_path):
     config = settings(corpus, tmp_path / "ddp", dropout=0.0, steps=4)
-    args = [f"--{k.replace('_', '-')}={v}" for k, v in dataclasses.asdict(config).items() if v is not None]
+    args = [f"--{k.replace('_', '-')}={v}" for k, v in config.to_dict().items() if v is not None]
     args = [a.replace("--shared-vocab=True", "--shared-vocab") for a in args]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
     subprocess.run(

@@ -5,7 +5,10 @@
 
 Measures BLEU and chrF (sacrebleu) and exact match on the held-out test split with greedy decoding, translates
 the demo sentences, and — with `--write-card` — writes `MODEL_CARD.md` from these numbers, the model's config and
-the training run's log (steps, time, hardware). Every number in a model card comes from this command.
+the training run's log (steps, time, hardware). Every number in a model card comes from this command; the card is
+the template `model_card.md.j2` next to this module, filled from one dict of those numbers (`card_numbers`).
+
+`translate_sentences` and `score` also measure the dev sets while a model trains (`transformer.training.train`).
 """
 
 from __future__ import annotations
@@ -16,11 +19,25 @@ import platform
 import time
 from pathlib import Path
 
+import jinja2
 import torch
 
 from ..checkpoint import CARD, Checkpoint, load_checkpoint
-from ..decoding import BeamSearch, generate
-from .train import command_line, score, translate_sentences
+from ..decoding import BeamSearch, generate, generate_batch
+from ..model import Transformer, TransformerConfig
+from ..tokenizer import Tokenizer
+
+# The model card is `model_card.md.j2`, filled from one dict of numbers (`card_numbers`). Block tags on lines of
+# their own leave no trace, so the template reads as the Markdown it writes.
+CARDS = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(Path(__file__).resolve().parent),
+    undefined=jinja2.StrictUndefined,  # a number the template names and the dict lacks is an error, not a blank
+    trim_blocks=True,
+    lstrip_blocks=True,
+    keep_trailing_newline=True,
+    autoescape=False,  # Markdown, not HTML
+)
+CARDS.filters["thousands"] = "{:,}".format
 
 DEMO_SENTENCES = {
     "en-de": [
@@ -34,6 +51,40 @@ DEMO_SENTENCES = {
         "Better late than never.",
     ]
 }
+
+
+def output_limit(source_ids: list[int], config: TransformerConfig, max_new_tokens: int = 100) -> int:
+    """The most tokens a translation of `source_ids` may have: a translation is rarely more than twice as long as
+    its source (a runaway output stops early), and the decoder's positions bound it."""
+    return min(max_new_tokens, 2 * len(source_ids) + 10, config.max_positions - 1)
+
+
+def translate_sentences(
+    model: Transformer, tokenizer: Tokenizer, sources: list[str], max_new_tokens: int = 100, batch_size: int = 32
+) -> list[str]:
+    """Greedy translations of `sources`, decoded in batches of sentences of similar length."""
+    encoded = [tokenizer.encode_source(text)[: model.config.max_positions] for text in sources]
+    limits = [output_limit(ids, model.config, max_new_tokens) for ids in encoded]
+    order = sorted(range(len(sources)), key=lambda i: len(encoded[i]))
+    outputs = [""] * len(sources)
+    for start in range(0, len(order), batch_size):
+        chunk = order[start : start + batch_size]
+        ids = generate_batch(model, [encoded[i] for i in chunk], max_new_tokens=[limits[i] for i in chunk])
+        for i, output in zip(chunk, ids, strict=True):
+            outputs[i] = tokenizer.decode_target(output)
+    return outputs
+
+
+def score(hypotheses: list[str], references: list[str]) -> dict[str, float]:
+    """BLEU and chrF (sacrebleu, default settings) and exact match, in percent."""
+    import sacrebleu
+
+    exact = sum(h.strip() == r.strip() for h, r in zip(hypotheses, references, strict=True))
+    return {
+        "bleu": round(sacrebleu.corpus_bleu(hypotheses, [references]).score, 2),
+        "chrf": round(sacrebleu.corpus_chrf(hypotheses, [references]).score, 2),
+        "exact_match": round(100.0 * exact / max(len(references), 1), 2),
+    }
 
 
 def test_pairs(corpus: str | None, task: str | None, split: str, limit: int | None) -> list[tuple[str, str]]:
@@ -61,7 +112,7 @@ def beam_translations(checkpoint: Checkpoint, sources: list[str], beam: BeamSear
     outputs = []
     for text in sources:
         ids = checkpoint.tokenizer.encode_source(text)[: checkpoint.model.config.max_positions]
-        limit = min(100, 2 * len(ids) + 10, checkpoint.model.config.max_positions - 1)
+        limit = output_limit(ids, checkpoint.model.config)
         outputs.append(checkpoint.tokenizer.decode_target(generate(checkpoint.model, ids, beam, max_new_tokens=limit)))
     return outputs
 
@@ -94,22 +145,31 @@ def evaluate(
 
 
 def read_run(run: Path | None) -> dict:
-    """Settings and the last log records of a training run folder (if given)."""
+    """A training run folder's settings (as flat as settings.json and with the command that reproduces them), its
+    last training log record and its best dev record, for the model card; {} without a run."""
+    from .train import TrainSettings, command_line  # not at the top: train imports this module, for its scoring
+
     if run is None or not (run / "settings.json").exists():
         return {}
-    settings = json.loads((run / "settings.json").read_text())
+    settings = TrainSettings.from_dict(json.loads((run / "settings.json").read_text()))
     log = [json.loads(line) for line in (run / "train_log.jsonl").read_text().splitlines() if line]
     train = [r for r in log if r["kind"] == "train"]
     dev = [r for r in log if r["kind"] == "dev"]
     best = max(
         dev,
-        key=lambda r: r["exact_match"] if settings.get("task") else r.get("selection", r["chrf"]),
+        key=lambda r: r["exact_match"] if settings.task else r.get("selection", r["chrf"]),
         default=None,
     )
-    return {"settings": settings, "last": train[-1] if train else None, "best_dev": best}
+    return {
+        "settings": settings.to_dict(),
+        "command": command_line(settings),
+        "last": train[-1] if train else {},
+        "best_dev": best,
+    }
 
 
 def hardware() -> str:
+    """The machine the card's numbers were measured on: CPU, threads, GPU, PyTorch."""
     cpu = platform.processor() or platform.machine()
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -122,8 +182,8 @@ def hardware() -> str:
     return f"{cpu} ({torch.get_num_threads()} threads){gpu}, PyTorch {torch.__version__}"
 
 
-def sources_table(corpus: str | Path) -> list[str]:
-    """The training pairs per source, from the corpus's DATA_CARD.md ("Counts per source"), as Markdown lines."""
+def source_rows(corpus: str | Path) -> list[dict]:
+    """The training pairs per source, from the corpus's DATA_CARD.md ("Counts per source")."""
     card = Path(corpus) / "DATA_CARD.md"
     if not card.is_file():
         return []
@@ -131,10 +191,8 @@ def sources_table(corpus: str | Path) -> list[str]:
     for line in card.read_text(encoding="utf-8").split("## Counts per source", 1)[-1].splitlines():
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
         if len(cells) == 11 and cells[0] not in ("source", "---"):
-            rows.append(f"| {cells[0]} | {cells[7]} | {cells[10]} |")
-    if not rows:
-        return []
-    return ["| source | training pairs (distinct) | words en / de |", "|---|---|---|", *rows, ""]
+            rows.append({"source": cells[0], "pairs": cells[7], "words": cells[10]})
+    return rows
 
 
 def record_ablation(path: Path, lever: str, checkpoint: Path, split: str, results: dict) -> dict:
@@ -153,162 +211,51 @@ def record_ablation(path: Path, lever: str, checkpoint: Path, split: str, result
     return record
 
 
-def ablation_table(path: Path) -> list[str]:
-    """The recorded measurements as a Markdown table, in the order they were made."""
-    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-    def metric(r: dict, prefix: str, name: str) -> str:
-        beam = r.get(f"{prefix}beam_{name}")
-        return f"{r.get(prefix + name, '–')}" + (f" (beam {beam})" if beam is not None else "")
-
-    lines = [
-        "| lever | setting | Ding dev chrF | everyday dev chrF | everyday dev BLEU | weights |",
-        "|---|---|---|---|---|---|",
-    ]
-    for r in records:
-        lines.append(
-            f"| {r['lever']} | {r['setting']} | {metric(r, '', 'chrf')} | {metric(r, 'everyday_', 'chrf')} | "
-            f"{metric(r, 'everyday_', 'bleu')} | `{r['checkpoint']}` |"
-        )
-    return [*lines, ""]
+def read_ablations(path: Path | None) -> list[dict]:
+    """The recorded measurements, in the order they were made (none without a file)."""
+    if path is None or not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def model_card(
-    name: str,
+def card_numbers(
     checkpoint: Checkpoint,
     results: dict,
+    *,
+    name: str,
     data: str,
-    runs: list[dict],
     split: str,
     synthetic: bool,
-    extra: list[str] = (),
-) -> str:
-    """The model card; `runs`: the training runs that made the weights, in order (`read_run`), if known;
-    `extra`: more Markdown lines for the Data section (the sources table)."""
-    cfg = checkpoint.model.config
-    params = checkpoint.model.num_parameters()
-    lines = [
-        f"# {name}",
-        "",
-        "An encoder–decoder Transformer trained from scratch with Transformer Explorer "
-        "(`python -m transformer.training.train`). Numbers below come from `python -m transformer.training.evaluate`.",
-        "",
-        "## Model",
-        "",
-        "| | |",
-        "|---|---|",
-        f"| parameters | {params:,} |",
-        f"| layers | {cfg.n_encoder_layers} encoder + {cfg.n_decoder_layers} decoder |",
-        f"| d_model / heads / d_ff | {cfg.d_model} / {cfg.n_heads} / {cfg.d_ff} |",
-        f"| norm / positions / activation | {cfg.norm_position} / {cfg.positional_encoding} / {cfg.activation} |",
-        f"| vocabulary | {cfg.src_vocab_size} source, {cfg.tgt_vocab_size} target "
-        f"({'shared' if cfg.share_embeddings else 'separate'}, sentencepiece unigram) |",
-        "| weights | safetensors, float16 storage (loaded as float32) |",
-        "",
-        "## Data",
-        "",
-        data,
-        "",
-        *extra,
-    ]
-    if runs:
-        lines += ["## Training", ""]
-        for i, run in enumerate(runs, 1):
-            s, last = run["settings"], run["last"] or {}
-            stage = f"Stage {i} of {len(runs)}" if len(runs) > 1 else ""
-            start = f"continued from the weights of `{s['init_from']}`; " if s.get("init_from") else ""
-            attention_dropout = f", attention dropout {s['attention_dropout']}" if s.get("attention_dropout") else ""
-            lines += [
-                f"- {stage + ': ' if stage else ''}{start}{last.get('step', '?')} steps "
-                f"({last.get('epoch', 0) + 1} epochs over the training split), "
-                f"batches of about {s['batch_tokens']} tokens, Adam (0.9, 0.98), warm-up {s['warmup']} steps then "
-                f"inverse square root (scale {s['lr_scale']}), label smoothing {s['label_smoothing']}, "
-                f"dropout {s['dropout']}{attention_dropout}, gradient clipping {s['clip_norm']}, seed {s['seed']}; "
-                f"{last.get('elapsed_s', 0) / 3600:.2f} hours, last measured throughput "
-                f"{last.get('tokens_per_s', '?')} target tokens/s.",
-                f"  Reproduce: `{command_line(s)}`.",
-            ]
-        hours = sum((run["last"] or {}).get("elapsed_s", 0) for run in runs) / 3600
-        lines += [
-            f"- Training time ({'all stages' if len(runs) > 1 else 'the whole run'}): {hours:.2f} hours.",
-            f"- Hardware: {hardware()}.",
-            "- Then this evaluation command with `--write-card`.",
-        ]
-        if runs[-1].get("selection"):
-            lines.append(f"- The weights shipped: {runs[-1]['selection']}")
-        elif runs[-1]["best_dev"]:
-            b, s = runs[-1]["best_dev"], runs[-1]["settings"]
-            lines.append(
-                f"- Best dev checkpoint (the one shipped): step {b['step']}, BLEU {b['bleu']}, chrF {b['chrf']}, "
-                f"exact match {b['exact_match']}% on the first {s['dev_size']} dev pairs."
-            )
-        lines.append("")
-    r = results
-    lines += ["## Evaluation", "", f"Held-out {split} split, {r['n']} pairs, greedy decoding, sacrebleu defaults:", ""]
-    if not synthetic:
-        lines[-2] = "Greedy decoding, sacrebleu defaults:"
-    if synthetic:  # one-word German numbers make BLEU's 4-grams meaningless: exact match is the measure
-        n_errors = len(r["errors"])
-        lines += [
-            "| exact match | chrF | errors |",
-            "|---|---|---|",
-            f"| {r['exact_match']}% | {r['chrf']} | {n_errors} of {r['n']} |",
-            "",
-        ]
-        if n_errors:
-            lines += [
-                "Every error:" if n_errors <= 20 else "The first 20 errors:",
-                "",
-                "| source | reference | output |",
-            ]
-            lines += [
-                "|---|---|---|",
-                *[f"| {e['source']} | {e['reference']} | {e['output']} |" for e in r["errors"][:20]],
-            ]
-            lines.append("")
-    else:
-        sets = [(f"Ding {split} (held-out Ding sentences)", r)]
-        if r.get("everyday"):
-            sets.insert(0, (f"everyday {split} (`data/everyday`, written for the project)", r["everyday"]))
-        beam = "beam" in r  # the beam width and length penalty used, if measured
-        lines[-2] = (
-            "Greedy decoding"
-            + (
-                f" and beam search (width {r['beam']['width']}, length penalty {r['beam']['length_penalty']})"
-                if beam
-                else ""
-            )
-            + ", sacrebleu defaults:"
-        )
-        lines += [
-            "| test set | pairs | BLEU | chrF | exact match |" + (" beam BLEU | beam chrF |" if beam else ""),
-            "|---|---|---|---|---|" + ("---|---|" if beam else ""),
-            *[
-                f"| {name} | {x['n']:,} | {x['bleu']} | {x['chrf']} | {x['exact_match']}% |"
-                + (f" {x['beam_bleu']} | {x['beam_chrf']} |" if beam else "")
-                for name, x in sets
-            ],
-            "",
-        ]
-    lines += [
-        "## Demo translations",
-        "",
-        "| source | output |",
-        "|---|---|",
-        *[f"| {src} | {out} |" for src, out in r["demos"].items()],
-        "",
-        "## Samples from the test split" + ("s" if r.get("everyday") else ""),
-        "",
-        "| source | reference | output |",
-        "|---|---|---|",
-        *[f"| {x['source']} | {x['reference']} | {x['output']} |" for x in r.get("everyday", {}).get("samples", [])],
-        *[f"| {x['source']} | {x['reference']} | {x['output']} |" for x in r["samples"]],
-        "",
-    ]
-    return "\n".join(lines)
+    runs: list[dict] = (),
+    selection: str | None = None,
+    sources: list[dict] = (),
+    ablations: list[dict] = (),
+) -> dict:
+    """Everything a model card shows, in one dict: the model, the data, the training runs that made the weights
+    (`read_run`, in order), the evaluation (`evaluate`), the sources of the corpus and the recorded ablations."""
+    runs = [{**run, "hours": run["last"].get("elapsed_s", 0) / 3600} for run in runs]
+    return {
+        "name": name,
+        "model": {**checkpoint.model.config.to_dict(), "parameters": checkpoint.model.num_parameters()},
+        "data": data,
+        "sources": list(sources),
+        "runs": runs,
+        "hours": sum(run["hours"] for run in runs),
+        "hardware": hardware() if runs else None,
+        "selection": selection if runs else None,
+        "ablations": list(ablations),
+        "split": split,
+        "synthetic": synthetic,
+        "results": {"everyday": None, "beam": None, **results},
+    }
 
 
-def main(argv: list[str] | None = None) -> None:
+def model_card(numbers: dict) -> str:
+    """The model card (MODEL_CARD.md) from `card_numbers`."""
+    return CARDS.get_template("model_card.md.j2").render(numbers)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m transformer.training.evaluate", description=__doc__.split("\n")[0])
     parser.add_argument("checkpoint", type=Path)
     source = parser.add_mutually_exclusive_group(required=True)
@@ -336,7 +283,13 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--lever", help='what this evaluation measures, "lever: setting" (e.g. "beam width: 8")')
     args = parser.parse_args(argv)
+    if args.lever and not args.ablations:
+        parser.error("--lever needs --ablations FILE")
+    return args
 
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
     checkpoint = load_checkpoint(args.checkpoint)
     pairs = test_pairs(args.corpus, args.task, args.split, args.limit)
     beam = BeamSearch(args.beam, args.length_penalty) if args.beam else None
@@ -352,8 +305,6 @@ def main(argv: list[str] | None = None) -> None:
             print(name, json.dumps({**summary, "errors": len(r["errors"])}, ensure_ascii=False))
     print(json.dumps(results["demos"], ensure_ascii=False, indent=2))
     if args.lever:
-        if not args.ablations:
-            parser.error("--lever needs --ablations FILE")
         print("recorded", json.dumps(record_ablation(args.ablations, args.lever, args.checkpoint, args.split, results)))
     if args.write_card:
         data = args.data_description or (
@@ -361,24 +312,19 @@ def main(argv: list[str] | None = None) -> None:
             if args.task
             else f"`{args.corpus}` (see its DATA_CARD.md); test pairs are held-out everyday sentences."
         )
-        runs = [run for run in map(read_run, args.run) if run]
-        if runs and args.selection:
-            runs[-1]["selection"] = args.selection
-        card = model_card(
-            args.checkpoint.name,
+        numbers = card_numbers(
             checkpoint,
             results,
-            data,
-            runs,
-            args.split,
-            bool(args.task),
-            extra=sources_table(args.corpus) if args.corpus else [],
+            name=args.checkpoint.name,
+            data=data,
+            split=args.split,
+            synthetic=bool(args.task),
+            runs=[run for run in map(read_run, args.run) if run],
+            selection=args.selection,
+            sources=source_rows(args.corpus) if args.corpus else [],
+            ablations=read_ablations(args.ablations),
         )
-        if args.ablations and args.ablations.is_file():
-            head, sep, tail = card.partition("## Evaluation")
-            table = ["## What each lever did (dev sets)", "", *ablation_table(args.ablations)]
-            card = head + "\n".join(table) + "\n" + sep + tail
-        (args.checkpoint / CARD).write_text(card, encoding="utf-8")
+        (args.checkpoint / CARD).write_text(model_card(numbers), encoding="utf-8")
         print(f"wrote {args.checkpoint / CARD}")
 
 

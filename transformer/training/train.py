@@ -35,9 +35,10 @@ from torch import Tensor
 from torch.nn import functional as F
 from tqdm import tqdm
 
-from ..checkpoint import Checkpoint, load_checkpoint, save_checkpoint
+from ..checkpoint import Checkpoint, load_checkpoint, save_checkpoint, unique_state_dict
 from ..model import Transformer, TransformerConfig
 from ..tokenizer import Tokenizer
+from .evaluate import score, translate_sentences
 
 PAD, UNK, BOS, EOS = 0, 1, 2, 3  # the special ids of every sentencepiece model we train
 
@@ -47,9 +48,42 @@ PAD, UNK, BOS, EOS = 0, 1, 2, 3  # the special ids of every sentencepiece model 
 # --------------------------------------------------------------------------------------------------------
 
 
+# The model a run trains unless its command line says otherwise: the paper's base model (§6.2) at half its width
+# and depth, with one vocabulary. Its vocabulary sizes are those asked of sentencepiece (the trained tokenizer may
+# hold fewer pieces, and then its sizes are the model's); the special ids are those of our sentencepiece models.
+DEFAULT_MODEL = TransformerConfig(
+    src_vocab_size=8000,
+    tgt_vocab_size=8000,
+    d_model=256,
+    n_heads=4,
+    n_encoder_layers=3,
+    n_decoder_layers=3,
+    d_ff=1024,
+    max_positions=128,
+    share_embeddings=True,
+    pad_id=PAD,
+    eos_id=EOS,
+    decoder_start_id=BOS,
+)
+
+# The fields of the model a run may choose, by their command-line and settings.json names, each with the config
+# field(s) it sets; the others are DEFAULT_MODEL's in every run. The vocabulary has names of its own: one
+# sentencepiece size for both sides, and one vocabulary (with shared embeddings) or one per side.
+MODEL_OPTIONS = {
+    "vocab_size": ("src_vocab_size", "tgt_vocab_size"),
+    "shared_vocab": ("share_embeddings",),
+    **{name: (name,) for name in ("d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff")},
+    **{name: (name,) for name in ("activation", "norm_position", "positional_encoding")},
+    **{name: (name,) for name in ("dropout", "attention_dropout", "activation_dropout", "max_positions")},
+}
+
+
 @dataclass(frozen=True)
 class TrainSettings:
-    """Everything that defines a run; stored in the run folder, and a resumed run must match it."""
+    """Everything that defines a run; stored in the run folder, and a resumed run must match it.
+
+    On the command line and in `settings.json` the settings are flat (`--d-model 256`, `"d_model": 256`): the
+    model's options (`MODEL_OPTIONS`) sit among the run's, and `from_dict`/`to_dict` convert."""
 
     out: str
     corpus: str | None = None  # a folder with train/dev/test.tsv.gz (see transformer.training.corpus)
@@ -57,22 +91,7 @@ class TrainSettings:
     task_train_size: int | None = None  # synthetic: how many training items (None = all)
     export: str | None = None  # where to write the best checkpoint (our format)
     init_from: str | None = None  # start from this checkpoint's weights and tokenizer (to train a model further)
-    # vocabulary
-    vocab_size: int = 8000
-    shared_vocab: bool = True
-    # model
-    d_model: int = 256
-    n_heads: int = 4
-    n_encoder_layers: int = 3
-    n_decoder_layers: int = 3
-    d_ff: int = 1024
-    activation: str = "relu"
-    norm_position: str = "post"
-    positional_encoding: str = "sinusoidal_interleaved"
-    dropout: float = 0.1
-    attention_dropout: float = 0.0
-    activation_dropout: float = 0.0  # inside the feed-forward network, after its activation
-    max_positions: int = 128
+    model: TransformerConfig = DEFAULT_MODEL
     # optimisation
     batch_tokens: int = 4000
     steps: int = 10000
@@ -90,27 +109,34 @@ class TrainSettings:
     save_every_minutes: float = 5.0
     keep_snapshots: int = 5  # the weights at the last N evaluations, for checkpoint averaging (§6.1)
 
-    def model_config(self, src_vocab: int, tgt_vocab: int) -> TransformerConfig:
-        return TransformerConfig(
-            src_vocab_size=src_vocab,
-            tgt_vocab_size=tgt_vocab,
-            d_model=self.d_model,
-            n_heads=self.n_heads,
-            n_encoder_layers=self.n_encoder_layers,
-            n_decoder_layers=self.n_decoder_layers,
-            d_ff=self.d_ff,
-            activation=self.activation,  # type: ignore[arg-type]
-            norm_position=self.norm_position,  # type: ignore[arg-type]
-            positional_encoding=self.positional_encoding,  # type: ignore[arg-type]
-            max_positions=self.max_positions,
-            share_embeddings=self.shared_vocab,
-            tie_output=True,
-            dropout=self.dropout,
-            attention_dropout=self.attention_dropout,
-            activation_dropout=self.activation_dropout,
-            pad_id=PAD,
-            eos_id=EOS,
-            decoder_start_id=BOS,
+    def to_dict(self) -> dict:
+        """The flat settings, in the order of the command line's options (the model's where `model` stands)."""
+        values = {}
+        for f in dataclasses.fields(self):
+            if f.name == "model":
+                values |= {option: getattr(self.model, fields[0]) for option, fields in MODEL_OPTIONS.items()}
+            else:
+                values[f.name] = getattr(self, f.name)
+        return values
+
+    @classmethod
+    def from_dict(cls, values: Mapping) -> TrainSettings:
+        """Settings from their flat form; what it leaves out takes its default, as in a run folder written before
+        the option existed. An unknown name is an error."""
+        run, model = dict(values), {}
+        for option, fields in MODEL_OPTIONS.items():
+            if option in run:
+                model |= dict.fromkeys(fields, run.pop(option))
+        unknown = sorted(set(run) - {f.name for f in dataclasses.fields(cls) if f.name != "model"})
+        if unknown:
+            raise ValueError(f"unknown training setting(s) {', '.join(unknown)}")
+        return cls(**run, model=dataclasses.replace(DEFAULT_MODEL, **model))
+
+    def model_for(self, tokenizer: Tokenizer) -> TransformerConfig:
+        """The model to train with this tokenizer: its vocabulary sizes, which sentencepiece may have made smaller
+        than asked for."""
+        return dataclasses.replace(
+            self.model, src_vocab_size=tokenizer.source.size, tgt_vocab_size=tokenizer.target.size
         )
 
 
@@ -167,12 +193,12 @@ def prepare_tokenizer(run: Path, train: Pairs, settings: TrainSettings, start: C
         if start is not None:  # keep the tokenizer the weights were trained with
             source.write_bytes(start.tokenizer.source.processor.serialized_model_proto())
             target.write_bytes(start.tokenizer.target.processor.serialized_model_proto())
-        elif settings.shared_vocab:
-            train_sentencepiece([s for pair in train for s in pair], source, settings.vocab_size)
+        elif settings.model.share_embeddings:
+            train_sentencepiece([s for pair in train for s in pair], source, settings.model.src_vocab_size)
             target.write_bytes(source.read_bytes())
         else:
-            train_sentencepiece([en for en, _ in train], source, settings.vocab_size)
-            train_sentencepiece([de for _, de in train], target, settings.vocab_size)
+            train_sentencepiece([en for en, _ in train], source, settings.model.src_vocab_size)
+            train_sentencepiece([de for _, de in train], target, settings.model.tgt_vocab_size)
     barrier()
     return Tokenizer.from_files(source, target)
 
@@ -265,7 +291,7 @@ def setup_device() -> torch.device:
 
 
 # --------------------------------------------------------------------------------------------------------
-# Schedule, loss, evaluation
+# Schedule and loss
 # --------------------------------------------------------------------------------------------------------
 
 
@@ -293,37 +319,6 @@ def batch_loss(model: torch.nn.Module, batch: tuple[Tensor, Tensor, Tensor], smo
     return loss / n_tokens
 
 
-def translate_sentences(
-    model: Transformer, tokenizer: Tokenizer, sources: list[str], max_new_tokens: int = 100, batch_size: int = 32
-) -> list[str]:
-    """Greedy translations of `sources`, decoded in batches of sentences of similar length."""
-    from ..decoding import generate_batch
-
-    encoded = [tokenizer.encode_source(text)[: model.config.max_positions] for text in sources]
-    # a translation is rarely more than twice as long as its source: stop runaway outputs early
-    limits = [min(max_new_tokens, 2 * len(ids) + 10, model.config.max_positions - 1) for ids in encoded]
-    order = sorted(range(len(sources)), key=lambda i: len(encoded[i]))
-    outputs = [""] * len(sources)
-    for start in range(0, len(order), batch_size):
-        chunk = order[start : start + batch_size]
-        ids = generate_batch(model, [encoded[i] for i in chunk], max_new_tokens=[limits[i] for i in chunk])
-        for i, output in zip(chunk, ids, strict=True):
-            outputs[i] = tokenizer.decode_target(output)
-    return outputs
-
-
-def score(hypotheses: list[str], references: list[str]) -> dict[str, float]:
-    """BLEU and chrF (sacrebleu, default settings) and exact match, in percent."""
-    import sacrebleu
-
-    exact = sum(h.strip() == r.strip() for h, r in zip(hypotheses, references, strict=True))
-    return {
-        "bleu": round(sacrebleu.corpus_bleu(hypotheses, [references]).score, 2),
-        "chrf": round(sacrebleu.corpus_chrf(hypotheses, [references]).score, 2),
-        "exact_match": round(100.0 * exact / max(len(references), 1), 2),
-    }
-
-
 # --------------------------------------------------------------------------------------------------------
 # The run folder: state (for resuming), log, plot
 # --------------------------------------------------------------------------------------------------------
@@ -343,8 +338,6 @@ def save_snapshot(run: Path, model: Transformer, step: int, keep: int) -> None:
     does that with these files.
     """
     from safetensors.torch import save_file
-
-    from ..checkpoint import unique_state_dict
 
     folder = run / "snapshots"
     folder.mkdir(exist_ok=True)
@@ -428,101 +421,164 @@ def resampler(tokenizer: Tokenizer, kept: list[tuple[tuple[str, str], Example]],
     return resample
 
 
-def train(settings: TrainSettings, *, stop_after: int | None = None, quiet: bool = False) -> dict:
-    """Run (or resume) training to `settings.steps`; `stop_after` stops early after that many steps of this call
-    (used by tests to simulate an interruption). Returns the final state summary."""
-    device = setup_device()
-    rank, world_size = world()
+@dataclass
+class Position:
+    """Where a run is: steps taken, the next batch (epoch, index in it), the best dev score, seconds of training."""
+
+    step: int = 0
+    epoch: int = 0
+    index: int = 0
+    best: float = -math.inf
+    elapsed: float = 0.0
+
+
+@dataclass
+class RunData:
+    """What a run trains on and evaluates with, once tokenized."""
+
+    tokenizer: Tokenizer
+    examples: list[Example]  # the training pairs short enough to train on
+    resample: Resample | None  # subword regularisation, when asked for
+    dev_pairs: Pairs  # translated and scored at every evaluation
+    everyday_pairs: Pairs  # the everyday dev set, where the corpus has one
+    dev_examples: list[Example]  # the whole dev split, for the dev loss
+
+
+def open_run(settings: TrainSettings) -> Path:
+    """The run folder, with the settings it was started with; one that holds a run with other settings is refused."""
     run = Path(settings.out)
     run.mkdir(parents=True, exist_ok=True)
-    settings_path = run / "settings.json"
-    if settings_path.exists():
-        stored = {**dataclasses.asdict(TrainSettings(out="")), **json.loads(settings_path.read_text())}
-        if stored != dataclasses.asdict(settings):
-            diff = {k: (stored.get(k), v) for k, v in dataclasses.asdict(settings).items() if stored.get(k) != v}
+    path = run / "settings.json"
+    if path.exists():
+        stored = TrainSettings.from_dict(json.loads(path.read_text())).to_dict()
+        diff = {name: (stored[name], value) for name, value in settings.to_dict().items() if stored[name] != value}
+        if diff:
             raise ValueError(f"{run} holds a run with other settings: {diff}; use another --out")
-    elif rank == 0:
-        settings_path.write_text(json.dumps(dataclasses.asdict(settings), indent=2) + "\n")
+    elif is_main_process():
+        path.write_text(json.dumps(settings.to_dict(), indent=2) + "\n")
+    return run
 
+
+def load_data(settings: TrainSettings, run: Path, start: Checkpoint | None) -> RunData:
+    """The run's pairs and tokenizer (`start`'s when training a checkpoint further), and the pairs as token ids."""
     pairs = load_pairs(settings)
-    start = load_checkpoint(settings.init_from) if settings.init_from else None
     tokenizer = prepare_tokenizer(run, pairs["train"], settings, start)
     kept = encoded_pairs(tokenizer, pairs["train"], settings.max_len)
-    examples = [example for _, example in kept]
-    resample = resampler(tokenizer, kept, settings) if settings.subword_alpha else None
-    dev_pairs = pairs["dev"][: settings.dev_size]
-    everyday_pairs = pairs.get("everyday-dev", [])
-    dev_examples = encode_pairs(tokenizer, pairs["dev"], settings.max_positions)
-
-    torch.manual_seed(settings.seed)
-    config = settings.model_config(tokenizer.source.size, tokenizer.target.size)
-    model = Transformer(config).to(device)
-    optimizer = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda step: learning_rate(step + 1, settings.d_model, settings.warmup, settings.lr_scale)
-    )
-    state_path = run / "state.pt"
-    step, epoch, index, best, elapsed = 0, 0, 0, -math.inf, 0.0
-    if start is not None and not state_path.exists():
-        if not start.model.config.same_architecture(config):  # the dropout rates may change between runs
-            raise ValueError(f"--init-from {settings.init_from} has another architecture than these settings")
-        model.load_state_dict(start.model.state_dict())
-    if state_path.exists():
-        state = torch.load(state_path, map_location=device, weights_only=True)
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        schedule.load_state_dict(state["schedule"])
-        torch.set_rng_state(state["rng"])
-        step, epoch, index, best, elapsed = (state[k] for k in ("step", "epoch", "index", "best", "elapsed"))
-    trained = torch.nn.parallel.DistributedDataParallel(model) if world_size > 1 else model
-    autocast = (
-        torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else torch.autocast("cpu", enabled=False)
+    return RunData(
+        tokenizer=tokenizer,
+        examples=[example for _, example in kept],
+        resample=resampler(tokenizer, kept, settings) if settings.subword_alpha else None,
+        dev_pairs=pairs["dev"][: settings.dev_size],
+        everyday_pairs=pairs.get("everyday-dev", []),
+        dev_examples=encode_pairs(tokenizer, pairs["dev"], settings.model.max_positions),
     )
 
-    def snapshot() -> dict:
+
+class Trainer:
+    """A run's model, optimizer and schedule and where the run is: one training step, one evaluation, the state
+    saved for resuming."""
+
+    def __init__(
+        self, settings: TrainSettings, data: RunData, run: Path, device: torch.device, start: Checkpoint | None = None
+    ):
+        self.settings, self.data, self.run, self.device = settings, data, run, device
+        torch.manual_seed(settings.seed)
+        self.config = settings.model_for(data.tokenizer)
+        self.model = Transformer(self.config).to(self.device)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
+        d_model, warmup, scale = self.config.d_model, settings.warmup, settings.lr_scale
+        self.schedule = torch.optim.lr_scheduler.LambdaLR(
+            self.optimizer, lambda step: learning_rate(step + 1, d_model, warmup, scale)
+        )
+        self.position = Position()
+        self.state_path = run / "state.pt"
+        if self.state_path.exists():
+            self.resume()
+        elif start is not None:
+            if not start.model.config.same_architecture(self.config):  # the dropout rates may change between runs
+                raise ValueError(f"--init-from {settings.init_from} has another architecture than these settings")
+            self.model.load_state_dict(start.model.state_dict())
+        self.rank, self.world_size = world()
+        parallel = self.world_size > 1
+        self.trained = torch.nn.parallel.DistributedDataParallel(self.model) if parallel else self.model
+        cuda = self.device.type == "cuda"
+        self.autocast = torch.autocast("cuda", dtype=torch.bfloat16) if cuda else torch.autocast("cpu", enabled=False)
+
+    def state(self) -> dict:
+        """Everything a resumed run needs to continue as if it had never stopped."""
         return {
-            "model": model.state_dict(),
-            "optimizer": optimizer.state_dict(),
-            "schedule": schedule.state_dict(),
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "schedule": self.schedule.state_dict(),
             "rng": torch.get_rng_state(),
-            "step": step,
-            "epoch": epoch,
-            "index": index,
-            "best": best,
-            "elapsed": elapsed,
+            **dataclasses.asdict(self.position),
         }
 
-    def evaluate() -> dict:
-        nonlocal best
-        model.eval()
-        with torch.no_grad(), autocast:
+    def resume(self) -> None:
+        state = torch.load(self.state_path, map_location=self.device, weights_only=True)
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.schedule.load_state_dict(state["schedule"])
+        torch.set_rng_state(state["rng"])
+        self.position = Position(**{f.name: state[f.name] for f in dataclasses.fields(Position)})
+
+    def save(self) -> None:
+        save_state(self.state_path, self.state())
+
+    def step(self, batch: list[Example]) -> tuple[Tensor, int]:
+        """One update on this process's share of the global batch; returns the batch's loss per target token (a
+        tensor: reading it waits for the GPU) and its target tokens."""
+        n_tokens = sum(len(t) for _, t in batch)  # the global batch's target tokens, known to every process
+        share = collate(batch[self.rank :: self.world_size], self.device)
+        with self.autocast:
+            loss = batch_loss(self.trained, share, self.settings.label_smoothing, n_tokens) * self.world_size
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.settings.clip_norm)
+        self.optimizer.step()
+        self.schedule.step()
+        self.position.step += 1
+        self.position.index += 1
+        return loss.detach() / self.world_size, n_tokens
+
+    def dev_metrics(self) -> dict:
+        """The dev loss, and the scores of greedy translations of the dev pairs (and the everyday dev pairs)."""
+        model, data = self.model, self.data
+        with torch.no_grad(), self.autocast:
             dev_loss = sum(
-                float(batch_loss(model, collate(dev_examples[i : i + 64], device), 0.0, 1))
-                for i in range(0, len(dev_examples), 64)
-            ) / sum(len(t) for _, t in dev_examples)
-        hypotheses = translate_sentences(model, tokenizer, [s for s, _ in dev_pairs])
-        metrics = score(hypotheses, [t for _, t in dev_pairs])
-        if everyday_pairs:  # the everyday dev set counts as much as the dev split for choosing the best weights
-            hypotheses = translate_sentences(model, tokenizer, [s for s, _ in everyday_pairs])
-            everyday = score(hypotheses, [t for _, t in everyday_pairs])
+                float(batch_loss(model, collate(data.dev_examples[i : i + 64], self.device), 0.0, 1))
+                for i in range(0, len(data.dev_examples), 64)
+            ) / sum(len(t) for _, t in data.dev_examples)
+        hypotheses = translate_sentences(model, data.tokenizer, [s for s, _ in data.dev_pairs])
+        metrics = {"dev_loss": round(dev_loss, 4), **score(hypotheses, [t for _, t in data.dev_pairs])}
+        if data.everyday_pairs:  # the everyday dev set counts as much as the dev split for choosing the best weights
+            hypotheses = translate_sentences(model, data.tokenizer, [s for s, _ in data.everyday_pairs])
+            everyday = score(hypotheses, [t for _, t in data.everyday_pairs])
             metrics |= {f"everyday_{name}": value for name, value in everyday.items()}
             metrics["selection"] = round((metrics["chrf"] + everyday["chrf"]) / 2, 2)
-        model.train()
+        return metrics
+
+    def evaluate(self) -> dict:
+        """Measure on the dev sets, export the weights when they are the best yet, keep a snapshot, log and plot."""
+        settings, run = self.settings, self.run
+        self.model.eval()
+        metrics = self.dev_metrics()
+        self.model.train()
         key = metrics["exact_match"] if settings.task else metrics.get("selection", metrics["chrf"])
-        record = {"kind": "dev", "step": step, "dev_loss": round(dev_loss, 4), **metrics, "best": key > best}
-        if key > best:
-            best = key
+        record = {"kind": "dev", "step": self.position.step, **metrics, "best": key > self.position.best}
+        if key > self.position.best:
+            self.position.best = key
             if settings.export:
                 save_checkpoint(
-                    model=model,
-                    tokenizer=tokenizer,
+                    model=self.model,
+                    tokenizer=self.data.tokenizer,
                     folder=settings.export,
                     dtype=torch.float16,
-                    generation={"num_beams": 4, "max_length": config.max_positions},
+                    generation={"num_beams": 4, "max_length": self.config.max_positions},
                     card=f"# {Path(settings.export).name}\n\nTraining in progress; see the run's log.\n",
                 )
-        if rank == 0 and settings.keep_snapshots > 0:
-            save_snapshot(run, model, step, settings.keep_snapshots)
+        if self.rank == 0 and settings.keep_snapshots > 0:
+            save_snapshot(run, self.model, self.position.step, settings.keep_snapshots)
         append_log(run, record)
         plot_log(run)
         if settings.export and Path(settings.export).is_dir():  # the log and plot travel with the checkpoint
@@ -530,58 +586,65 @@ def train(settings: TrainSettings, *, stop_after: int | None = None, quiet: bool
                 shutil.copyfile(run / name, Path(settings.export) / name)
         return record
 
-    model.train()
-    progress = tqdm(total=settings.steps, initial=step, disable=quiet or rank != 0, dynamic_ncols=True)
+
+def train(settings: TrainSettings, *, stop_after: int | None = None, quiet: bool = False) -> dict:
+    """Run (or resume) training to `settings.steps`; `stop_after` stops early after that many steps of this call
+    (used by tests to simulate an interruption). Returns the final state summary."""
+    device = setup_device()  # first: a distributed run's processes join their group here
+    run = open_run(settings)
+    start = load_checkpoint(settings.init_from) if settings.init_from else None
+    data = load_data(settings, run, start)
+    trainer = Trainer(settings, data, run, device, start)
+    position, main = trainer.position, trainer.rank == 0  # rank 0 evaluates, logs and saves
+    trainer.model.train()
+    progress = tqdm(total=settings.steps, initial=position.step, disable=quiet or not main, dynamic_ncols=True)
     last_save, tokens_seen, t0, steps_this_call = time.time(), 0, time.time(), 0
-    data = batches_from(examples, settings, epoch, index, resample)
-    while step < settings.steps and (stop_after is None or steps_this_call < stop_after):
-        epoch, index, batch = next(data)
-        n_tokens = sum(len(t) for _, t in batch)  # the global batch's target tokens, known to every process
-        share = collate(batch[rank::world_size], device)
-        with autocast:
-            loss = batch_loss(trained, share, settings.label_smoothing, n_tokens) * world_size
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), settings.clip_norm)
-        optimizer.step()
-        schedule.step()
-        step, index, steps_this_call = step + 1, index + 1, steps_this_call + 1
-        tokens_seen += n_tokens
-        if step % settings.log_every == 0 or step == settings.steps:
+    batches = batches_from(data.examples, settings, position.epoch, position.index, data.resample)
+    while position.step < settings.steps and (stop_after is None or steps_this_call < stop_after):
+        position.epoch, position.index, batch = next(batches)
+        loss, n_tokens = trainer.step(batch)
+        steps_this_call, tokens_seen = steps_this_call + 1, tokens_seen + n_tokens
+        if position.step % settings.log_every == 0 or position.step == settings.steps:
             now = time.time()
-            elapsed += now - t0
-            rate = tokens_seen / max(now - t0, 1e-9)
-            lr = schedule.get_last_lr()[0]
-            true_loss = loss.item() / world_size
-            progress.set_postfix(loss=f"{true_loss:.3f}", lr=f"{lr:.2e}", tok_s=f"{rate:,.0f}", epoch=epoch)
-            if rank == 0:
-                append_log(
-                    run,
-                    {
-                        "kind": "train",
-                        "step": step,
-                        "epoch": epoch,
-                        "loss": round(true_loss, 4),
-                        "lr": lr,
-                        "tokens_per_s": round(rate),
-                        "elapsed_s": round(elapsed),
-                    },
-                )
+            position.elapsed += now - t0
+            rate, lr, true_loss = tokens_seen / max(now - t0, 1e-9), trainer.schedule.get_last_lr()[0], loss.item()
+            progress.set_postfix(loss=f"{true_loss:.3f}", lr=f"{lr:.2e}", tok_s=f"{rate:,.0f}", epoch=position.epoch)
+            if main:
+                append_log(run, train_record(position, true_loss, lr, rate))
             tokens_seen, t0 = 0, now
         progress.update(1)
-        if rank == 0 and (step % settings.eval_every == 0 or step == settings.steps):
-            record = evaluate()
+        if main and (position.step % settings.eval_every == 0 or position.step == settings.steps):
+            record = trainer.evaluate()
             if not quiet:
                 progress.write(json.dumps(record))
             t0 = time.time()  # evaluation time does not count as training time
-        if rank == 0 and (time.time() - last_save > 60 * settings.save_every_minutes or step == settings.steps):
-            save_state(state_path, snapshot())
+        if main and (time.time() - last_save > 60 * settings.save_every_minutes or position.step == settings.steps):
+            trainer.save()
             last_save = time.time()
     progress.close()
-    if rank == 0:
-        save_state(state_path, snapshot())
+    if main:
+        trainer.save()
     barrier()
-    return {"step": step, "epoch": epoch, "index": index, "best": best, "model": model}
+    return {
+        "step": position.step,
+        "epoch": position.epoch,
+        "index": position.index,
+        "best": position.best,
+        "model": trainer.model,
+    }
+
+
+def train_record(position: Position, loss: float, lr: float, rate: float) -> dict:
+    """A line of the training log."""
+    return {
+        "kind": "train",
+        "step": position.step,
+        "epoch": position.epoch,
+        "loss": round(loss, 4),
+        "lr": lr,
+        "tokens_per_s": round(rate),
+        "elapsed_s": round(position.elapsed),
+    }
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -589,13 +652,12 @@ def train(settings: TrainSettings, *, stop_after: int | None = None, quiet: bool
 # --------------------------------------------------------------------------------------------------------
 
 
-def command_line(settings: TrainSettings | dict) -> str:
+def command_line(settings: TrainSettings) -> str:
     """The `python -m transformer.training.train …` command that reproduces these settings (defaults left out)."""
-    values = dataclasses.asdict(settings) if isinstance(settings, TrainSettings) else settings
-    defaults = dataclasses.asdict(TrainSettings(out=""))
+    defaults = TrainSettings(out="").to_dict()
     parts = ["python -m transformer.training.train"]
-    for name, value in values.items():
-        if value == defaults.get(name) and name != "out":
+    for name, value in settings.to_dict().items():
+        if value == defaults[name] and name != "out":
             continue
         flag = "--" + name.replace("_", "-")
         if isinstance(value, bool):
@@ -607,18 +669,16 @@ def command_line(settings: TrainSettings | dict) -> str:
 
 def parse_args(argv: list[str] | None = None) -> TrainSettings:
     parser = argparse.ArgumentParser(prog="python -m transformer.training.train", description=__doc__.split("\n")[0])
-    defaults = TrainSettings(out="")
-    for f in dataclasses.fields(TrainSettings):
-        flag = "--" + f.name.replace("_", "-")
-        default = getattr(defaults, f.name)
-        if f.name == "out":
+    for name, default in TrainSettings(out="").to_dict().items():
+        flag = "--" + name.replace("_", "-")
+        if name == "out":
             parser.add_argument(flag, required=True, help="run folder (state, log, plot, tokenizer)")
         elif isinstance(default, bool):
             parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=default)
         else:
-            kind = type(default) if default is not None else (int if "size" in f.name else str)
+            kind = type(default) if default is not None else (int if "size" in name else str)
             parser.add_argument(flag, type=kind, default=default, help=f"default: {default}")
-    return TrainSettings(**vars(parser.parse_args(argv)))
+    return TrainSettings.from_dict(vars(parser.parse_args(argv)))
 
 
 def cpu_threads(environ: Mapping[str, str]) -> int:
