@@ -3,23 +3,20 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry, render
+from explorer import Explorer, ExplorerError, ExplorerState, render
+from tests.conftest import explorer_on
 from ui.page import enlarged_for_presentation
 
-CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
 
-
-@pytest.fixture(scope="module")
-def explorer():
-    e = Explorer(ModelRegistry(CHECKPOINTS), ExplorerState(model="numbers-de", source="twenty-one"))
-    e.step()
-    e.step()
-    return e
+@pytest.fixture
+def explorer(registry):
+    """numbers-de on "twenty-one", two tokens written: a sentence short enough to pad (`pad_to=8`), whose
+    translation, "einundzwanzig", the twin comparison quotes."""
+    return explorer_on(registry, "twenty-one", steps=2)
 
 
 @pytest.mark.parametrize(
@@ -254,9 +251,8 @@ def test_the_alignment_lines_say_which_layer_is_shown_and_which_is_the_most_peak
     assert "most peaked" not in render.alignment_figure(snapshot, state.replace(layer=0)).layout.title.text
 
 
-def test_the_en_de_example_aligns_most_clearly_in_its_last_layer():
+def test_the_en_de_example_aligns_most_clearly_in_its_last_layer(registry):
     """The sentence the page opens on (en-de's first example): layer 2 of 3, not a middle one, is the clean one."""
-    registry = ModelRegistry(CHECKPOINTS)
     snapshot = Explorer(registry, ExplorerState(model="en-de", source=registry.examples("en-de")[0][0])).snapshot()
     peaked = render.layer_peakedness(snapshot.cross)
     assert render.most_peaked_layer(snapshot) == 2 == len(peaked) - 1 and peaked[2] > max(peaked[:2]) + 0.15
