@@ -54,23 +54,10 @@ GERMAN = [
 
 
 def tiny_config(**overrides) -> TransformerConfig:
-    """d_model 16, 2 heads, 2+2 layers, vocabulary 30: the size every unit test uses."""
-    values = dict(
-        src_vocab_size=30,
-        tgt_vocab_size=30,
-        d_model=16,
-        n_heads=2,
-        n_encoder_layers=2,
-        n_decoder_layers=2,
-        d_ff=32,
-        dropout=0.0,
-        max_positions=64,
-        pad_id=0,
-        decoder_start_id=1,
-        eos_id=2,
-    )
-    values.update(overrides)
-    return TransformerConfig(**values)
+    """d_model 16, 2 heads, 2+2 layers, vocabulary 30, no dropout: the size every unit test uses. The rest, the
+    special ids included (<pad> 0, start 1, </s> 2), is TransformerConfig's default."""
+    sizes = dict(src_vocab_size=30, tgt_vocab_size=30, d_model=16, n_heads=2, n_encoder_layers=2, n_decoder_layers=2)
+    return TransformerConfig(**(sizes | dict(d_ff=32, dropout=0.0, max_positions=64) | overrides))
 
 
 def tiny_model(seed: int = 0, **overrides) -> Transformer:
