@@ -13,6 +13,7 @@ import pytest
 from gradio_client import Client
 
 import app
+from tests.conftest import explorer_on
 from ui.settings import event_values
 from ui.tabs import TABS
 
@@ -96,15 +97,9 @@ def test_a_cancelled_run_leaves_the_app_serving(client):
     assert client.predict("twenty-one", "numbers-de", api_name="/translate")["translation"] == "einundzwanzig"
 
 
-def test_simultaneous_events_of_one_user_are_applied_one_at_a_time(client):
-    from pathlib import Path
-
-    from explorer import Explorer, ExplorerState, ModelRegistry
-
+def test_simultaneous_events_of_one_user_are_applied_one_at_a_time(client, registry):
     source = "three hundred and forty-two"
-    alone = Explorer(ModelRegistry(Path(app.__file__).parent / "checkpoints"), ExplorerState("numbers-de", source))
-    for _ in range(5):
-        alone.step()
+    alone = explorer_on(registry, source, steps=5)
     settings = ["numbers-de", source, "greedy", 1.0, 0, 1.0, 0, 4, 64, True, True, True, 0, [], "cross", 0,
                 "average", "heatmap", False, "decoder.self_attention", 0, 0, 0]  # fmt: skip
     session = Client(client.src, verbose=False)

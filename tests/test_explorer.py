@@ -2,19 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import torch
 
-from explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry, shuffle_words
-
-CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
-
-
-@pytest.fixture(scope="module")
-def registry():
-    return ModelRegistry(CHECKPOINTS)
+from explorer import Explorer, ExplorerError, ExplorerState, shuffle_words
 
 
 def explorer(registry, **settings) -> Explorer:

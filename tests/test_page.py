@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import torch
 
-from explorer import Explorer, ExplorerState, ModelRegistry, cache, inside
+from explorer import Explorer, ExplorerState, cache, inside
 from explorer.cache import SharedCache, size_of
 from ui.page import build_page
 from ui.settings import DEFAULTS, NAMES
 from ui.tabs import AttentionTab, InsideTab, WalkthroughTab
 from ui.tabs import walkthrough as walkthrough_tab
-
-CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
 
 
 def values(**changes) -> list:
@@ -23,8 +19,8 @@ def values(**changes) -> list:
 
 
 @pytest.fixture(scope="module")
-def page():
-    return build_page(ModelRegistry(CHECKPOINTS))
+def page(registry):
+    return build_page(registry)
 
 
 def panel_of(page, kind):
@@ -80,8 +76,7 @@ def test_a_step_with_the_walkthrough_open_works_the_step_out_once(page, counted)
     assert counted == {"worked": 1, "tour": 1}
 
 
-def test_two_users_at_the_same_step_share_the_forward_pass_and_the_worked_step(monkeypatch):
-    registry = ModelRegistry(CHECKPOINTS)
+def test_two_users_at_the_same_step_share_the_forward_pass_and_the_worked_step(registry, monkeypatch):
     shared = SharedCache(64 * 2**20)
     monkeypatch.setattr(cache, "SHARED", shared)
     monkeypatch.setattr("explorer.session.SHARED", shared)
@@ -132,11 +127,12 @@ def test_size_of_counts_tensors_strings_and_what_dataclasses_hold():
     assert size_of((torch.zeros(2), ["xy"])) == 64 + (8 + 64) + (64 + 2 + 64)
 
 
-def test_the_walkthrough_is_written_once_for_every_user_at_the_same_step_and_never_enlarged_in_place(monkeypatch):
+def test_the_walkthrough_is_written_once_for_every_user_at_the_same_step_and_never_enlarged_in_place(
+    registry, monkeypatch
+):
     from explorer import walkthrough as tour_of
     from ui.page import enlarged_for_presentation
 
-    registry = ModelRegistry(CHECKPOINTS)
     shared = SharedCache(64 * 2**20)
     for module in ("explorer.session", "explorer.inside", "explorer.walkthrough"):
         monkeypatch.setattr(f"{module}.SHARED", shared)

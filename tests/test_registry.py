@@ -14,12 +14,10 @@ from pathlib import Path
 import pytest
 
 from explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry
-from tests.conftest import build_marian
+from tests.conftest import CHECKPOINTS, ROOT, build_marian
 from tests.test_marian import Payload
 from transformer.checkpoint import CheckpointError
 from transformer.marian import load_marian
-
-CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
 
 
 @pytest.fixture(scope="module")
@@ -173,17 +171,15 @@ def test_the_app_opens_on_the_cached_opus_mt_offline(tmp_path):
         "'model-select'))"
     )
     env = {**os.environ, "HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
-    root = Path(__file__).resolve().parent.parent
-    opened = subprocess.run([sys.executable, "-c", show], cwd=root, env=env, capture_output=True, text=True)
+    opened = subprocess.run([sys.executable, "-c", show], cwd=ROOT, env=env, capture_output=True, text=True)
     assert opened.stdout.strip().splitlines()[-1] == HUB_DEFAULT, opened.stderr[-2000:]
     env["HF_HUB_CACHE"] = str(tmp_path / "empty")
-    opened = subprocess.run([sys.executable, "-c", show], cwd=root, env=env, capture_output=True, text=True)
+    opened = subprocess.run([sys.executable, "-c", show], cwd=ROOT, env=env, capture_output=True, text=True)
     assert opened.stdout.strip().splitlines()[-1] == "en-de", opened.stderr[-2000:]
 
 
-def test_the_model_picker_describes_every_built_in_model_with_the_figures_of_its_card():
+def test_the_model_picker_describes_every_built_in_model_with_the_figures_of_its_card(registry):
     """Issue 13: source, size and measured quality; the numbers are those of the model card."""
-    registry = ModelRegistry(CHECKPOINTS)
     for name in registry.builtin:
         about = registry.describe(name)
         assert about.label.startswith(f"{name} · ") and about.source and about.size and about.quality

@@ -7,15 +7,14 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
+from tests.conftest import CHECKPOINTS
 from transformer.checkpoint import load_checkpoint
 from transformer.decoding import BeamSearch, translate
 from transformer.training.synthetic import exact_match, make_split
 
-CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
 MB = 1024 * 1024
 
 

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import pytest
 
 from benchmarks import classroom
-from explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry
+from explorer import Explorer, ExplorerError, ExplorerState
 from ui.settings import (
     DEFAULTS,
     NAMES,
@@ -22,15 +21,9 @@ from ui.settings import (
     with_settings,
 )
 
-CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
 # What the page's controls send when it opens on numbers-de, in the order of its events' inputs.
 PAGE_VALUES = ("numbers-de", "twenty-one", "greedy", 1.0, 0, 1.0, 0, 4, 64, True, True, True, 0, [], "cross", 0,
                "average", "heatmap", False, "decoder.self_attention", 0, 0, 0)  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def registry():
-    return ModelRegistry(CHECKPOINTS)
 
 
 def page_settings(**changes) -> Settings:
