@@ -1,6 +1,8 @@
 """End to end in headless Chromium (Debian's chromium, driven by Playwright): the real app, the real page.
 
-Screenshots go to test-artifacts/. The app runs in its own process, as a user would start it.
+Screenshots go to test-artifacts/. The app runs in its own process, as a user would start it, once for the module;
+every test opens pages of its own, so that the tests pass in any order (`python -m pytest` lists them in their
+order in this file; pass their ids in another order to check).
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.app_bench import CHROMIUM_ARGS, App, model_option, open_tab, shown_model
+from benchmarks.real_app import CHROMIUM_ARGS, App, model_option, open_tab, shown_model
+from explorer import ExplorerState
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
@@ -24,6 +27,7 @@ if not Path(CHROMIUM).exists():
     pytest.skip("Debian's chromium is not installed", allow_module_level=True)
 
 playwright = pytest.importorskip("playwright.sync_api")
+pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
@@ -42,16 +46,37 @@ def app_url():
 
 
 @pytest.fixture(scope="module")
-def page(app_url):
+def browser():
+    """One Chromium for the module; every test opens its own pages in it."""
     ARTIFACTS.mkdir(exist_ok=True)
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1280, "height": 1600})
-        page.set_default_timeout(30_000)
-        page.goto(app_url)
-        page.wait_for_selector("#attention-plot .js-plotly-plot")  # the first view is drawn
-        yield page
+        yield browser
         browser.close()
+
+
+def opened(browser, url: str, width: int = 1400, height: int = 1000):
+    """A new tab at `url`, `width`×`height`, its first view drawn. Each tab has a browser context of its own, and
+    the app gives it a session of its own: nothing a test does there reaches another test."""
+    tab = browser.new_page(viewport={"width": width, "height": height})
+    tab.set_default_timeout(30_000)
+    tab.goto(url)
+    tab.wait_for_selector("#attention-plot .js-plotly-plot")
+    return tab
+
+
+NUMBERS_DE = "?state=" + ExplorerState(model="numbers-de", source="twenty-one").to_link()
+
+
+@pytest.fixture
+def page(browser, app_url):
+    """A page of its own for each test, so that none depends on what the tests before it did: 1280×1600, on
+    numbers-de (the small model, quick at every step) and its first example, "twenty-one", nothing written yet.
+    It opens from a share link; the tests that need the page as a new user first sees it call `opened`."""
+    page = opened(browser, app_url + NUMBERS_DE, 1280, 1600)
+    page.wait_for_function("() => document.querySelector('#model-select input').value.startsWith('numbers-de ·')")
+    yield page
+    page.close()
 
 
 def output(page) -> str:
@@ -67,15 +92,28 @@ def wait_for_output_change(page, before: str) -> str:
     return output(page)
 
 
-def test_pick_a_model(page):
-    choose = page.locator("#model-select input")
-    choose.click()
-    model_option(page, "numbers-de").click()
-    page.wait_for_function("() => document.querySelector('#source-pieces').innerText.includes('</s>')")
+def step(page) -> str:
+    """Press Step; the output once it has its new token."""
+    before = output(page)
+    page.locator("#step-btn").click()
+    return wait_for_output_change(page, before)
+
+
+def run_to_the_end(page) -> None:
+    page.locator("#run-btn").click()
+    page.wait_for_function("() => document.querySelector('#candidates-plot').innerText.includes('finished')")
+
+
+def test_pick_a_model(browser, app_url):
+    tab = opened(browser, app_url, 1280, 1600)  # en-de, as a new user finds it
+    tab.locator("#model-select input").click()
+    model_option(tab, "numbers-de").click()
+    tab.wait_for_function("() => document.querySelector('#source-pieces').innerText.includes('</s>')")
     # issue 13: the English example is no sentence for numbers-de: its own first example replaces it, and why
-    page.wait_for_function("() => document.querySelector('#source-text textarea').value === 'twenty-one'")
-    assert "cannot read that sentence" in page.locator("#source-note").inner_text()  # beside the sentence
-    assert "unk" not in page.locator("#source-pieces").inner_text()
+    tab.wait_for_function("() => document.querySelector('#source-text textarea').value === 'twenty-one'")
+    assert "cannot read that sentence" in tab.locator("#source-note").inner_text()  # beside the sentence
+    assert "unk" not in tab.locator("#source-pieces").inner_text()
+    tab.close()
 
 
 def visible(page, selector: str) -> bool:
@@ -93,7 +131,6 @@ def test_empty_views_say_what_to_do(page):
     assert "Press the button" in page.locator("#twin-text").inner_text() and not visible(page, "#trained-plot")
     open_tab(page, "Masks and heads")
     assert "press the button" in page.locator("#compare-text").inner_text() and not visible(page, "#compare-plot")
-    open_tab(page, "Attention")
 
 
 def test_type_a_sentence_and_step(page):
@@ -133,30 +170,27 @@ def test_a_plot_redrawn_while_its_tab_is_hidden_fills_its_width_when_shown(page)
         timeout=5_000,
     )
     page.wait_for_function(f"n => ({rows})() === n + 1", arg=n_rows)  # and it shows the step taken meanwhile
-    before = output(page)
-    page.locator("#back-btn").click()  # back to one step, where the next test starts
-    wait_for_output_change(page, before)
 
 
 def test_the_teacher_forced_table_shows_tokens_as_they_are(page):
     """Issue 13: `<s>` in a code span was escaped twice and shown as `&lt;s&gt;`."""
+    step(page)
     open_tab(page, "Masks and heads")
     table = page.locator("#teacher-forced").inner_text()
     assert "<s>" in table and "&lt;" not in table and "&amp;" not in table
-    open_tab(page, "Attention")
 
 
 def test_back_and_run_to_the_end(page):
-    before = output(page)
+    before = step(page)
     page.locator("#back-btn").click()
     assert wait_for_output_change(page, before) == ""
-    page.locator("#run-btn").click()
-    page.wait_for_function("() => document.querySelector('#candidates-plot').innerText.includes('finished')")
+    run_to_the_end(page)
     assert len(output(page)) > 3
     shot(page, "run")
 
 
 def test_toggle_the_causal_mask_changes_decoder_attention(page):
+    run_to_the_end(page)  # a whole output, whose upper triangle the mask hides
     page.locator("#attention-family").get_by_text("decoder self-attention").click()
     page.wait_for_function("() => document.querySelector('#attention-plot').innerText.includes('decoder self')")
     masked = page.locator("#attention-plot").inner_text()
@@ -172,11 +206,10 @@ def test_toggle_the_causal_mask_changes_decoder_attention(page):
         "masked => document.querySelector('#attention-plot').innerText !== masked", arg=masked
     )  # the upper triangle is no longer zero
     shot(page, "causal-mask-off")
-    open_tab(page, "Masks and heads")
-    page.locator("#causal-mask input").check()
 
 
 def test_silence_a_head_and_compare(page):
+    step(page)
     open_tab(page, "Masks and heads")
     page.locator("#silenced-heads label").first.click()
     page.locator("#compare-btn").click()
@@ -200,6 +233,8 @@ def test_positional_encoding_view(page):
 
 def test_a_shared_link_restores_the_view(page, app_url):
     """The link, copied with its button, opens the same model, output and tab (issue 13: the tab was lost)."""
+    step(page)
+    step(page)
     open_tab(page, "Positions")
     page.wait_for_timeout(300)  # the state notes the open tab
     open_tab(page, "Share")
@@ -253,11 +288,8 @@ def test_trained_vs_untrained_and_walkthrough(page):
     # issue 14: it follows the step (never stale): Back takes a row off the masks section's figure, and the text
     rows = "() => document.querySelector('#walkthrough-masks-plot .js-plotly-plot')?._fullData.at(-1).y.length"
     tokens = "() => document.querySelector('#walkthrough-tokens')?.innerText"  # (a moment away while redrawn)
-    before = output(page)
-    if not before:  # at least one step to go back from
-        page.locator("#step-btn").click()
-        before = wait_for_output_change(page, before)
-        page.wait_for_timeout(300)
+    before = step(page)  # a step to go back from
+    page.wait_for_timeout(300)
     n_rows, text = page.evaluate(rows), page.evaluate(tokens)
     page.locator("#back-btn").click()
     wait_for_output_change(page, before)
@@ -279,10 +311,13 @@ def test_trained_vs_untrained_and_walkthrough(page):
     assert f"(“{piece}”), head {head} of" in shown
     top = "() => document.querySelector('#views').getBoundingClientRect().top / innerHeight"
     page.wait_for_function(f"() => ({top})() >= 0 && ({top})() < 0.5")  # scrolled back up to the stage
-    open_tab(page, "Attention")
 
 
 def test_clicking_an_example_translates_it(page):
+    source = page.locator("#source-text textarea")  # another sentence first, so that the example changes it
+    source.fill("ninety-seven")
+    source.press("Enter")
+    page.wait_for_function("() => document.querySelector('#source-pieces').innerText.includes('ninety')")
     page.locator("#examples-box").get_by_text("Examples: sentences to try").click()  # folded (issue 22)
     page.locator("#examples button").first.click()
     page.wait_for_function("() => document.querySelector('#source-text textarea').value === 'twenty-one'")
@@ -296,17 +331,11 @@ def test_an_unreachable_hub_model_gives_a_message_and_the_app_keeps_working(page
     page.wait_for_function("() => document.querySelector('#model-message').innerText.includes('cannot download')")
     assert "opus-mt-en-de" in page.locator("#model-message").inner_text()  # beside the picker (issue 22)
     page.wait_for_function("() => document.querySelector('#model-select input').value.startsWith('numbers-de ·')")
-    if output(page):  # back to the start; Reset and Step may run at the same time, so Step once it is applied
-        page.locator("#reset-btn").click()
-        page.wait_for_function("() => document.querySelector('#output-text textarea').value === ''")
-    page.locator("#step-btn").click()
-    page.wait_for_function("() => document.querySelector('#output-text textarea').value !== ''")
+    assert step(page)  # the model it had still answers
 
 
 def test_a_typed_word_is_forced_piece_by_piece(page):
     """Issue 13: a word that is no single token was refused; now it is split and forced, and the page says how."""
-    page.locator("#reset-btn").click()
-    page.wait_for_function("() => document.querySelector('#output-text textarea').value === ''")
     typed = page.locator("#force-text textarea")
     typed.fill("einundzwanzig")
     typed.press("Enter")
@@ -332,12 +361,8 @@ def thumbnail(page, layer: int, head: int):
 
 def test_every_layer_and_head_at_a_glance_and_one_opens_large(page):
     """Issue 13: every layer × head of the family as thumbnails, updated at each step; a click opens one large."""
-    open_tab(page, "Attention")
     layers = int(page.locator("#attention-layer input[type=range]").get_attribute("max")) + 1
     assert page.locator("#attention-thumbnails button.thumb").count() == layers * 4  # the built-in models: 4 heads
-    if output(page):  # from the start, so that Step has a step to take
-        page.locator("#reset-btn").click()
-        page.wait_for_function("() => document.querySelector('#output-text textarea').value === ''")
     image = "() => document.querySelector(\"#attention-thumbnails button[data-layer='1'] img\").src"
     before_image = page.evaluate(image)
     page.locator("#step-btn").click()
@@ -358,6 +383,10 @@ def test_every_layer_and_head_at_a_glance_and_one_opens_large(page):
 
 
 def test_the_three_families_of_a_layer_side_by_side_step_together(page):
+    layer = page.locator("#attention-layer input[type=number]")
+    layer.fill("1")
+    layer.press("Enter")
+    page.wait_for_function("() => document.querySelector('#attention-plot .gtitle').textContent.includes('layer 1')")
     page.locator("#attention-view").get_by_text("three families side by side").click()
     page.wait_for_function(f"() => ({ROWS})().length === 3")
     rows = page.evaluate(f"() => ({ROWS})().map(t => t.y.length)")
@@ -377,6 +406,7 @@ def test_the_three_families_of_a_layer_side_by_side_step_together(page):
 
 
 def test_cross_attention_as_alignment_lines(page):
+    step(page)
     page.locator("#attention-view").get_by_text("alignment lines").click()
     lines = "() => document.querySelector('#attention-plot .js-plotly-plot').data.filter(t => t.mode === 'lines')"
     page.wait_for_function(f"() => ({lines})().length > 0")
@@ -436,21 +466,14 @@ def test_inside_a_step_walks_every_stage_and_ends_at_the_candidates(page):
     assert labels == [label.split(" · ", 1)[1] for label in chart_labels]
     assert max(abs(a - b) for a, b in zip(values, chart_values, strict=True)) < 1e-4
     shot(page, "inside-output")
-    # it follows the decoding: Back moves the stage to the position before
+    # it follows the decoding: Step moves the stage to the next position, Back to the one before
     page.locator("#inside-stage label").filter(has_text="Masked self-attention").click()
     page.wait_for_function("() => document.querySelector('#inside-text').innerText.startsWith('Masked')")
-    position = int(re.search(r"position (\d+)", page.locator("#inside-text").inner_text()).group(1))
-    if position == 0:  # nothing to go back from yet: a step first
-        page.locator("#step-btn").click()
-        position = 1
-        page.wait_for_function("() => document.querySelector('#inside-text').innerText.includes('position 1 ')")
-    page.locator("#back-btn").click()
-    page.wait_for_function("p => document.querySelector('#inside-text').innerText.includes(`position ${p}`)",
-                           arg=position - 1)  # fmt: skip
-    page.locator("#step-btn").click()
-    page.wait_for_function("p => document.querySelector('#inside-text').innerText.includes(`position ${p}`)",
-                           arg=position)  # fmt: skip
-    open_tab(page, "Attention")
+    assert re.search(r"position (\d+)", page.locator("#inside-text").inner_text())[1] == "0"  # nothing written yet
+    for button, position in (("#step-btn", 1), ("#back-btn", 0), ("#step-btn", 1)):
+        page.locator(button).click()
+        page.wait_for_function("p => document.querySelector('#inside-text').innerText.includes(`position ${p} `)",
+                               arg=position)  # fmt: skip
 
 
 ON_SCREEN = """ids => ids.map(id => {
@@ -459,12 +482,10 @@ ON_SCREEN = """ids => ids.map(id => {
 })"""
 
 
-def test_the_presentation_layout_holds_a_step_on_one_1024x768_screen(page, app_url):
+def test_the_presentation_layout_holds_a_step_on_one_1024x768_screen(browser, app_url):
     """Issue 13: with the switch on, the sentence, the buttons, the output and the heatmap are visible without
     scrolling at 1024×768, in large type, the settings folded away; a shared link remembers the layout."""
-    small = page.context.browser.new_page(viewport={"width": 1024, "height": 768})
-    small.goto(app_url)
-    small.wait_for_selector("#attention-plot .js-plotly-plot")
+    small = opened(browser, app_url, 1024, 768)
     size = "() => parseFloat(getComputedStyle(document.querySelector('#output-text textarea')).fontSize)"
     normal_size = small.evaluate(size)
     assert small.locator("#strategy").is_visible()
@@ -554,15 +575,6 @@ def test_markup_typed_by_a_user_is_shown_as_text_and_never_runs(page):
     shot(page, "injection")
 
 
-def opened(page, app_url: str, width: int = 1400, height: int = 1000):
-    """A new tab of the page at `width`×`height`, its first view drawn."""
-    fresh = page.context.browser.new_page(viewport={"width": width, "height": height})
-    fresh.set_default_timeout(30_000)
-    fresh.goto(app_url)
-    fresh.wait_for_selector("#attention-plot .js-plotly-plot")
-    return fresh
-
-
 HEATMAP_ROWS = "() => document.querySelector('#attention-plot .js-plotly-plot').data[0].y.length"
 LONG_SENTENCE = (
     "The children played in the garden all afternoon while their parents cooked dinner, and when the sun went "
@@ -570,11 +582,11 @@ LONG_SENTENCE = (
 )
 
 
-def test_stop_stops_and_leaves_the_page_true(page, app_url):
+def test_stop_stops_and_leaves_the_page_true(browser, app_url):
     """Issue 22: positional encodings off, 128 tokens, Run then Stop. The message said "Running…" for ever, the
     views stayed at the step before Run, and Back made the output longer: the server had decoded on. Now the page
     shows the step where the server halted, every view drawn for it, and Back takes one token away."""
-    tab = opened(page, app_url)
+    tab = opened(browser, app_url)
     source = tab.locator("#source-text textarea")
     source.fill(LONG_SENTENCE)
     source.press("Enter")
@@ -622,10 +634,10 @@ def note(tab, selector: str = "#source-note") -> str:
     return tab.locator(selector).inner_text()
 
 
-def test_nothing_changes_silently(page, app_url):
+def test_nothing_changes_silently(browser, app_url):
     """Issue 22: the pieces stayed those of the last sentence sent, a Hub model picked offline went back to en-de
     with its message below the fold, and bad input was changed or ignored without a word."""
-    tab = opened(page, app_url, 1024, 768)
+    tab = opened(browser, app_url, 1024, 768)
     source = tab.locator("#source-text textarea")
     pieces = "() => document.querySelector('#source-pieces').innerText"
     source.fill("Good morning, teacher.")
@@ -685,12 +697,10 @@ def overlaps(boxes: list[list[float]]) -> list[tuple[int, int]]:
     ]
 
 
-def test_alignment_lines_open_on_the_most_peaked_layer_and_labels_do_not_overlap(page, app_url):
+def test_alignment_lines_open_on_the_most_peaked_layer_and_labels_do_not_overlap(browser, app_url):
     """Issue 22: the alignment lines opened on layer 0, the muddiest, while the caption said middle layers align
     best; and with a long output the pieces' names along the bottom ran into each other."""
-    from explorer import ExplorerState
-
-    tab = opened(page, app_url)  # en-de, its first example, nothing written yet
+    tab = opened(browser, app_url)  # en-de, its first example, nothing written yet
     layer = tab.locator("#attention-layer input[type=number]")
     caption = "() => document.querySelector('#attention-caption').innerText"
     title = "() => document.querySelector('#attention-plot .gtitle').textContent"
@@ -765,10 +775,10 @@ THREE_LINES = (
 
 
 @pytest.mark.parametrize("width, height", [(1024, 768), (1400, 1000)])
-def test_the_first_screen_holds_step_and_a_figure(page, app_url, width, height):
+def test_the_first_screen_holds_step_and_a_figure(browser, app_url, width, height):
     """Issue 22: at 1024×768 Step was at y = 897 and the heatmap at 1,791 (at 1400×1000, 1,450): the views now sit
     beside the sentence and the decoding, the examples folded, the decoding settings after the step."""
-    tab = opened(page, app_url, width, height)
+    tab = opened(browser, app_url, width, height)
     first_screen = ["#source-text", "#step-btn", "#run-btn", "#back-btn",
                     "#attention-plot .main-svg"]  # fmt: skip
     assert all(shown for _, shown in tab.evaluate(ON_SCREEN, first_screen)), tab.evaluate(ON_SCREEN, first_screen)
@@ -777,11 +787,11 @@ def test_the_first_screen_holds_step_and_a_figure(page, app_url, width, height):
     tab.close()
 
 
-def test_the_projector_layout_holds_a_whole_step_at_1024x768(page, app_url):
+def test_the_projector_layout_holds_a_whole_step_at_1024x768(browser, app_url):
     """Issue 22: with a 3-line sentence the sentence box showed 1.5 of its lines and the output box too after Run,
     the Layer control was 2 px wider than its column, Plotly's toolbar covered the figures' titles, and the
     candidates lay below the screen."""
-    tab = opened(page, app_url, 1024, 768)
+    tab = opened(browser, app_url, 1024, 768)
     tab.locator("#presentation input").check()
     tab.wait_for_function("() => document.body.classList.contains('presentation')")
     source = tab.locator("#source-text textarea")
@@ -806,10 +816,10 @@ def test_the_projector_layout_holds_a_whole_step_at_1024x768(page, app_url):
     tab.close()
 
 
-def test_the_text_is_set_in_the_typeface_the_app_serves(page, app_url):
+def test_the_text_is_set_in_the_typeface_the_app_serves(browser, app_url):
     """Issue 22: the theme's Montserrat drew "z" with a bar and "E" like "Ɛ" ("ƶu Hause"). Noto Sans, served by
     the app (no internet), with Chinese fonts after it."""
-    tab = opened(page, app_url)
+    tab = opened(browser, app_url)
     loaded = []
     tab.on("response", lambda r: loaded.append((r.status, r.url)) if r.url.endswith(".woff2") else None)
     tab.reload()
@@ -857,11 +867,11 @@ def open_inside(tab) -> None:
     tab.wait_for_selector("#inside-plot .tensor")
 
 
-def test_inside_a_step_blocks_are_clickable_and_fit_a_projector(page, app_url):
+def test_inside_a_step_blocks_are_clickable_and_fit_a_projector(browser, app_url):
     """Issue 22: clicking a block of the diagram did nothing; the stage list said "Encoder · Add & Norm" twice and
     "Decoder · Add & Norm" three times; and at 1024×768 in the presentation layout the diagram was 1,000 px tall,
     the stage list started at y = 1,166 and the stage's text at 2,020 (its numbers, the tensors, at 2,286)."""
-    tab = opened(page, app_url)
+    tab = opened(browser, app_url)
     open_inside(tab)
     labels = tab.locator("#inside-stage label").all_inner_texts()
     assert len(labels) == 15 and len(set(labels)) == len(labels), labels  # no two alike
@@ -883,7 +893,7 @@ def test_inside_a_step_blocks_are_clickable_and_fit_a_projector(page, app_url):
     shot(tab, "inside-clicked")
     tab.close()
 
-    small = opened(page, app_url, 1024, 768)
+    small = opened(browser, app_url, 1024, 768)
     small.locator("#presentation input").check()
     small.wait_for_function("() => document.body.classList.contains('presentation')")
     small.locator("#step-btn").click()
