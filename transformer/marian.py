@@ -37,7 +37,7 @@ class Field:
 
     ours: str
     keys: tuple[str, ...]  # two where Marian has one for the encoder and one for the decoder; they must agree
-    default: Any = REQUIRED  # what an import takes where config.json leaves the key out (None: see `from_marian`)
+    default: Any = REQUIRED  # what an import takes where config.json has no such key (None: config_from_marian)
     spelling: Mapping[str, str] | None = None  # our value -> Marian's, where they name it differently
 
 
