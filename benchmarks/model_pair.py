@@ -10,24 +10,13 @@ from __future__ import annotations
 import torch
 
 from benchmarks.plan import Plan
+from transformer import marian
 from transformer.model import Transformer, TransformerConfig
 
 
 def opus_mt_config(plan: Plan) -> TransformerConfig:
-    """opus-mt's architecture at the plan's sizes: post-norm, SiLU, [sin | cos] positions, a logits bias, one
-    vocabulary whose last token `<pad>` also starts the decoder and `</s>` is 0, as in Marian."""
-    pad = plan.vocab - 1
-    return TransformerConfig(
-        **plan.sizes(),
-        activation="silu",
-        positional_encoding="sinusoidal_concat",
-        max_positions=512,
-        share_embeddings=True,
-        final_logits_bias=True,
-        pad_id=pad,
-        eos_id=0,
-        decoder_start_id=pad,
-    )
+    """opus-mt's architecture at the plan's sizes, as an import of an opus-mt config.json gives it."""
+    return marian.opus_mt_config(plan.vocab, **plan.sizes())
 
 
 def model_pair(plan: Plan, seed: int = 0):
