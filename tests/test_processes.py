@@ -18,6 +18,7 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 if not Path(CHROMIUM).exists():
     pytest.skip("Debian's chromium is not installed (.ci/run installs it)", allow_module_level=True)
 playwright = pytest.importorskip("playwright.sync_api")
+pytestmark = pytest.mark.browser
 
 # What a view is, read from the page: the sentence and its pieces, the output, the message, the open tab, the
 # attention family, and the data and titles of the attention heatmap and of the candidates.
