@@ -14,11 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import torch
-
 from transformer.checkpoint import TWIN, Checkpoint, CheckpointError, load_checkpoint
-from transformer.hub import download_marian
-from transformer.marian import load_marian
+from transformer.hub import load_hub_model
 
 from .state import ExplorerError
 
@@ -29,16 +26,6 @@ HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{
 
 
 HUB_DEFAULT = "Helsinki-NLP/opus-mt-en-de"  # the page opens on it wherever it is already in the local cache
-
-
-def load_hub_model(
-    repo_id: str, device: str | torch.device = "cpu", *, cache_dir: str | Path | None = None
-) -> Checkpoint:
-    """An opus-mt (Marian) model from the Hugging Face Hub, downloaded once into the cache (the standard one by
-    default)."""
-    checkpoint = load_marian(download_marian(repo_id, cache_dir=cache_dir), device)
-    checkpoint.name = repo_id
-    return checkpoint
 
 
 def in_hub_cache(repo_id: str, cache_dir: str | Path | None = None) -> bool:

@@ -125,7 +125,7 @@ def hub_cache_with(tmp_path: Path, repo_id: str, source: Path) -> Path:
 def cached_registry(cache: Path) -> ModelRegistry:
     from functools import partial
 
-    from explorer.registry import load_hub_model
+    from transformer.hub import load_hub_model
 
     return ModelRegistry(CHECKPOINTS, loader=partial(load_hub_model, cache_dir=cache), hub_cache=cache)
 

@@ -72,6 +72,14 @@ def load_pretrained(name: str | Path, device: str | torch.device = "cpu") -> Che
     if path.is_dir():
         config = read_json(path / "config.json")
         return load_checkpoint(path, device) if config.get("format") == FORMAT else load_marian(path, device)
-    checkpoint = load_marian(download_marian(str(name)), device)
-    checkpoint.name = str(name)
+    return load_hub_model(str(name), device)
+
+
+def load_hub_model(
+    repo_id: str, device: str | torch.device = "cpu", *, cache_dir: str | Path | None = None
+) -> Checkpoint:
+    """An opus-mt (Marian) model from the Hugging Face Hub, downloaded once into the cache (the standard one by
+    default), named by its repo id."""
+    checkpoint = load_marian(download_marian(repo_id, cache_dir=cache_dir), device)
+    checkpoint.name = repo_id
     return checkpoint
