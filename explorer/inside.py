@@ -73,15 +73,19 @@ def diagram(explorer: Explorer, stage: str) -> figures.Figure:
     if pre:  # the final LayerNorm of a pre-norm stack, before the output projection
         decoder[-2] = Block("output", "Final LayerNorm,\nlinear + softmax", "")
     return figures.architecture_diagram(
-        _blocks(ENCODER_BLOCKS, pre), decoder, selected=stage, n_encoder=config.n_encoder_layers,
-        n_decoder=config.n_decoder_layers, title=f"{explorer.state.model}: {config.norm_position}-norm",
+        _blocks(ENCODER_BLOCKS, pre),
+        decoder,
+        selected=stage,
+        n_encoder=config.n_encoder_layers,
+        n_decoder=config.n_decoder_layers,
+        title=f"{explorer.state.model}: {config.norm_position}-norm",
         compact=explorer.state.presentation,
-    )  # fmt: skip
+    )
 
 
 @dataclass(frozen=True)
-class Where:
-    """The stage shown: its key, layer, head and row (the position computed)."""
+class ShownStage:
+    """The stage shown: its key, layer, head and row (the position computed), each within the model's range."""
 
     stage: str
     layer: int
@@ -99,20 +103,23 @@ def worked_step(explorer: Explorer) -> WorkedStep:
     chosen = explorer.decoding.output_ids[-1] if explorer.finished else None
     source = explorer.source_ids()
     key = ("worked", identity(model), tuple(source), tuple(target), chosen, state.switches())
-    return SHARED.get(key, lambda: work_through(
-        model, source, target, causal_mask_on=state.causal_mask, padding_mask_on=state.padding_mask,
-        silenced=state.silenced, use_positions=state.positions, chosen=chosen,
-    ))  # fmt: skip
+    switches = {
+        "causal_mask_on": state.causal_mask,
+        "padding_mask_on": state.padding_mask,
+        "silenced": state.silenced,
+        "use_positions": state.positions,
+    }
+    return SHARED.get(key, lambda: work_through(model, source, target, **switches, chosen=chosen))
 
 
-def where(explorer: Explorer, worked: WorkedStep) -> Where:
+def shown_stage(explorer: Explorer, worked: WorkedStep) -> ShownStage:
     """The state's stage, layer, head and source position, each brought into this model's range."""
     state = explorer.state
     encoder = state.stage.startswith("encoder")
     rows = worked.source_embedding.ids.numel() if encoder else worked.target_embedding.ids.numel()
     row = min(state.stage_position, rows - 1) if encoder else rows - 1
     layer, head = layer_and_head(explorer)
-    return Where(state.stage, layer, head, row)
+    return ShownStage(state.stage, layer, head, row)
 
 
 def layer_and_head(explorer: Explorer) -> tuple[int, int]:
@@ -125,43 +132,48 @@ def layer_and_head(explorer: Explorer) -> tuple[int, int]:
 def stage_view(explorer: Explorer, worked: WorkedStep | None = None) -> tuple[str, str]:
     """The chosen stage's tensors (HTML, `figures.tensor_panels_html`) and its formula and numbers (Markdown)."""
     worked = worked or worked_step(explorer)
-    at = where(explorer, worked)
+    shown = shown_stage(explorer, worked)
     tokenizer = explorer.checkpoint.tokenizer
     source = [tokenizer.source_piece(int(i)) for i in worked.source_embedding.ids]
     target = [tokenizer.target_piece(int(i)) for i in worked.target_embedding.ids]
-    family, _, part = at.stage.partition(".")
-    if at.stage == "output":
+    family, _, part = shown.stage.partition(".")
+    if shown.stage == "output":
         return output_view(worked.output, explorer, target[-1])
-    if at.stage == "layers":
+    if shown.stage == "layers":
         return layers_view(worked, explorer)
-    if at.stage == "stacks":
+    if shown.stage == "stacks":
         return stacks_view(worked, source, target, min(explorer.state.stage_position, len(source) - 1))
     tokens = source if family == "encoder" else target
     layers = worked.encoder if family == "encoder" else worked.decoder
     if part == "embedding":
         embedding = worked.source_embedding if family == "encoder" else worked.target_embedding
-        return embedding_view(embedding, tokens, at.row, family)
-    stage = getattr(layers[at.layer], part)
-    where_text = f"{family} layer {at.layer}, position {at.row} (“{tokens[at.row]}”)"
+        return embedding_view(embedding, tokens, shown.row, family)
+    stage = getattr(layers[shown.layer], part)
+    place = f"{family} layer {shown.layer}, position {shown.row} (“{tokens[shown.row]}”)"
     if isinstance(stage, AttentionStage):
         keys = source if part == "cross_attention" else tokens
-        return attention_view(stage, tokens, keys, at, where_text, cross=part == "cross_attention")
+        return attention_view(stage, tokens, keys, shown, place, cross=part == "cross_attention")
     if isinstance(stage, AddNormStage):
-        return add_norm_view(stage, at.row, where_text, at.stage)
-    return ffn_view(stage, at.row, where_text)
+        return add_norm_view(stage, shown.row, place, shown.stage)
+    return ffn_view(stage, shown.row, place)
 
 
-def embedding_view(e: EmbeddingStage, tokens: list[str], row: int, family: str) -> tuple[str, str]:
-    d = e.out.shape[-1]
-    token, token_id = tokens[row], int(e.ids[row])
+# ---- each stage's view: its tensors (HTML) and its text (Markdown); `place` names the layer and position ----
+
+
+def embedding_view(embedding: EmbeddingStage, tokens: list[str], row: int, family: str) -> tuple[str, str]:
+    d_model = embedding.out.shape[-1]
+    token, token_id = tokens[row], int(embedding.ids[row])
+    embedding_row = embedding.token_vectors[row]
+    scaled = embedding_row * embedding.scale
     panels = [
-        TensorPanel(f"E[{token_id}]: the embedding row of “{token}”   (d_model,) = ({d},)", e.token_vectors[row]),
-        TensorPanel(f"× √d_model = × {e.scale:.2f}   (d_model,)", e.token_vectors[row] * e.scale),
-        TensorPanel(f"PE[{row}]: the positional encoding of position {row}   (d_model,)", e.positions[row]),
-        TensorPanel(f"x = E · √d_model + PE: the input of layer 0   (d_model,) = ({d},)", e.out[row]),
+        TensorPanel(f"E[{token_id}]: the embedding row of “{token}”   (d_model,) = ({d_model},)", embedding_row),
+        TensorPanel(f"× √d_model = × {embedding.scale:.2f}   (d_model,)", scaled),
+        TensorPanel(f"PE[{row}]: the positional encoding of position {row}   (d_model,)", embedding.positions[row]),
+        TensorPanel(f"x = E · √d_model + PE: the input of layer 0   (d_model,) = ({d_model},)", embedding.out[row]),
         TensorPanel(
-            f"X: every position so far, the input of layer 0   (L, d_model) = {tuple(e.out.shape)}",
-            e.out,
+            f"X: every position so far, the input of layer 0   (L, d_model) = {tuple(embedding.out.shape)}",
+            embedding.out,
             y_labels=tokens,
             highlight_row=row,
         ),
@@ -169,51 +181,48 @@ def embedding_view(e: EmbeddingStage, tokens: list[str], row: int, family: str) 
     what = "source" if family == "encoder" else "target"
     text = (
         f"**{what.capitalize()} embedding** of “{html.escape(token)}” (id {token_id}) at position {row}:\n\n"
-        f"`x = E[{token_id}] · √{d} + PE[{row}]`, a vector of d_model = {d} numbers. The embedding says *which* "
-        f"piece, the positional encoding *where* it is (§3.4, §3.5). Its length: ‖E‖·√d = "
-        f"{float((e.token_vectors[row] * e.scale).norm()):.2f}, ‖PE‖ = {float(e.positions[row].norm()):.2f}.\n\n"
+        f"`x = E[{token_id}] · √{d_model} + PE[{row}]`, a vector of d_model = {d_model} numbers. The embedding says "
+        f"*which* piece, the positional encoding *where* it is (§3.4, §3.5). Its length: ‖E‖·√d = "
+        f"{float(scaled.norm()):.2f}, ‖PE‖ = {float(embedding.positions[row].norm()):.2f}.\n\n"
         "→ **Next:** x is the input of the first layer's self-attention, and the residual stream that skips it."
     )
     return figures.tensor_panels_html(panels), text
 
 
 def attention_view(
-    a: AttentionStage, queries: list[str], keys: list[str], at: Where, where_text: str, *, cross: bool
-) -> tuple[str, str]:  # fmt: skip
-    h, row = at.head, at.row
-    n_heads, _, d_k = a.q.shape
-    d = a.concat.shape[-1]
-    scores, weights = a.scores[h, row], a.weights[h, row]
-    masked = ~a.allowed[row]
+    attention: AttentionStage, queries: list[str], keys: list[str], shown: ShownStage, place: str, *, cross: bool
+) -> tuple[str, str]:
+    h, row = shown.head, shown.row
+    n_heads, _, d_k = attention.q.shape
+    d_model = attention.concat.shape[-1]
+    scores, weights = attention.scores[h, row], attention.weights[h, row]
+    masked = ~attention.allowed[row]
     key_name = "S" if cross else "L"
+    keys_shape, values_shape = tuple(attention.k[h].shape), tuple(attention.v[h].shape)
+    silenced_note = "" if attention.kept[h] else "   silenced: zeros"
+    bars = {"kind": "bars", "x_labels": keys, "number_format": ".2f"}
     panels = [
-        TensorPanel(f"x: the input at “{queries[row]}”   (d_model,) = ({d},)", a.input[row]),
-        TensorPanel(f"q = x W_Q + b_Q, head {h}   (d_k,) = ({d_k},)", a.q[h, row]),
-        TensorPanel(f"K: the keys, head {h}   ({key_name}, d_k) = {tuple(a.k[h].shape)}", a.k[h], y_labels=keys),
-        TensorPanel(f"V: the values, head {h}   ({key_name}, d_k) = {tuple(a.v[h].shape)}", a.v[h], y_labels=keys),
+        TensorPanel(f"x: the input at “{queries[row]}”   (d_model,) = ({d_model},)", attention.input[row]),
+        TensorPanel(f"q = x W_Q + b_Q, head {h}   (d_k,) = ({d_k},)", attention.q[h, row]),
+        TensorPanel(f"K: the keys, head {h}   ({key_name}, d_k) = {keys_shape}", attention.k[h], y_labels=keys),
+        TensorPanel(f"V: the values, head {h}   ({key_name}, d_k) = {values_shape}", attention.v[h], y_labels=keys),
         TensorPanel(
             f"scores = q · k / √d_k = q · k / {d_k**0.5:.2f}, masked ones −∞   ({key_name},)",
             scores,
-            kind="bars",
-            x_labels=keys,
             masked=masked,
-            number_format=".2f",
+            **bars,
         ),
-        TensorPanel(
-            f"weights = softmax(scores)   ({key_name},)", weights, kind="bars", x_labels=keys, number_format=".2f"
-        ),
-        TensorPanel(
-            f"head {h} = weights · V   (d_k,) = ({d_k},)" + ("   silenced: zeros" if not a.kept[h] else ""),
-            a.heads[h, row],
-        ),
-        TensorPanel(f"Concat(head 0 … head {n_heads - 1})   (H·d_k,) = ({d},)", a.concat[row]),
-        TensorPanel(f"output = Concat · W^O + b_O   (d_model,) = ({d},)", a.out[row]),
+        TensorPanel(f"weights = softmax(scores)   ({key_name},)", weights, **bars),
+        TensorPanel(f"head {h} = weights · V   (d_k,) = ({d_k},){silenced_note}", attention.heads[h, row]),
+        TensorPanel(f"Concat(head 0 … head {n_heads - 1})   (H·d_k,) = ({d_model},)", attention.concat[row]),
+        TensorPanel(f"output = Concat · W^O + b_O   (d_model,) = ({d_model},)", attention.out[row]),
     ]
     best = int(weights.argmax())
-    silenced = [str(i) for i in range(n_heads) if not a.kept[i]]
-    kind = "Cross-attention" if cross else ("Masked self-attention" if "decoder" in where_text else "Self-attention")
+    silenced = [str(i) for i in range(n_heads) if not attention.kept[i]]
+    masked_self = shown.stage.startswith("decoder")  # not read from `place`, which quotes a piece of the sentence
+    kind = "Cross-attention" if cross else ("Masked self-attention" if masked_self else "Self-attention")
     lines = [
-        f"**{kind}**, {html.escape(where_text)}, head {h} of {n_heads}:\n",
+        f"**{kind}**, {html.escape(place)}, head {h} of {n_heads}:\n",
         "`scores = q Kᵀ / √d_k` → `weights = softmax(scores)` (a masked score is −∞, so its weight is 0) → "
         "`head = weights · V`; then `MultiHead = Concat(head_0, …, head_H−1) W^O` (§3.2).\n",
         f"The query of “{html.escape(queries[row])}” scores highest against “{html.escape(keys[best])}” "
@@ -233,35 +242,38 @@ def attention_view(
     return figures.tensor_panels_html(panels), "".join(lines)
 
 
-def add_norm_view(s: AddNormStage, row: int, where_text: str, stage: str = "") -> tuple[str, str]:
+def add_norm_view(add_norm: AddNormStage, row: int, place: str, stage: str = "") -> tuple[str, str]:
     """The residual connection and LayerNorm of the Add & Norm `stage` (a key of `ADD_NORM`), which follows a
     sub-layer: its tensors and its text."""
-    d = s.out.shape[-1]
-    mean, variance = float(s.mean[row]), float(s.variance[row])
+    d_model = add_norm.out.shape[-1]
+    mean, variance = float(add_norm.mean[row]), float(add_norm.variance[row])
     norm_title = f"LayerNorm: (x − μ) / √(σ² + ε) · γ + β, with μ = {mean:.3f}, σ² = {variance:.3f}   (d_model,)"
-    if s.pre_norm:
+    residual = add_norm.residual[row]
+    gamma = TensorPanel("γ: LayerNorm's scale   (d_model,)", add_norm.gamma)
+    beta = TensorPanel("β: LayerNorm's shift   (d_model,)", add_norm.beta)
+    if add_norm.pre_norm:
         panels = [
-            TensorPanel(f"x: the residual stream   (d_model,) = ({d},)", s.residual[row]),
-            TensorPanel(norm_title + ": the sub-layer's input", s.normalised[row]),
-            TensorPanel("γ: LayerNorm's scale   (d_model,)", s.gamma),
-            TensorPanel("β: LayerNorm's shift   (d_model,)", s.beta),
-            TensorPanel("sublayer(LayerNorm(x))   (d_model,)", s.sublayer[row]),
-            TensorPanel("out = x + sublayer(LayerNorm(x))   (d_model,)", s.out[row]),
+            TensorPanel(f"x: the residual stream   (d_model,) = ({d_model},)", residual),
+            TensorPanel(norm_title + ": the sub-layer's input", add_norm.normalised[row]),
+            gamma,
+            beta,
+            TensorPanel("sublayer(LayerNorm(x))   (d_model,)", add_norm.sublayer[row]),
+            TensorPanel("out = x + sublayer(LayerNorm(x))   (d_model,)", add_norm.out[row]),
         ]
         formula = "`out = x + Sublayer(LayerNorm(x))` (pre-norm: the stream itself is never normalised)"
     else:
         panels = [
-            TensorPanel(f"x: the residual stream, the sub-layer's input   (d_model,) = ({d},)", s.residual[row]),
-            TensorPanel("sublayer(x)   (d_model,)", s.sublayer[row]),
-            TensorPanel("x + sublayer(x)   (d_model,)", s.total[row]),
-            TensorPanel("γ: LayerNorm's scale   (d_model,)", s.gamma),
-            TensorPanel("β: LayerNorm's shift   (d_model,)", s.beta),
-            TensorPanel(norm_title + " = out", s.out[row]),
+            TensorPanel(f"x: the residual stream, the sub-layer's input   (d_model,) = ({d_model},)", residual),
+            TensorPanel("sublayer(x)   (d_model,)", add_norm.sublayer[row]),
+            TensorPanel("x + sublayer(x)   (d_model,)", add_norm.total[row]),
+            gamma,
+            beta,
+            TensorPanel(norm_title + " = out", add_norm.out[row]),
         ]
         formula = "`out = LayerNorm(x + Sublayer(x))` (post-norm, as in the paper, §3.1)"
     after, then = ADD_NORM.get(stage, ("sub-layer", "the next sub-layer, or the next layer"))
     text = (
-        f"**Residual connection and LayerNorm after the {after}**, {html.escape(where_text)}:\n\n{formula}: here "
+        f"**Residual connection and LayerNorm after the {after}**, {html.escape(place)}:\n\n{formula}: here "
         f"Sublayer is the {after}. The vector's mean is {mean:.3f} and its variance {variance:.3f}; LayerNorm "
         "brings them to 0 and 1, then scales each dimension by γ and shifts it by β (both learned).\n\n"
         f"→ **Next:** {then}."
@@ -269,39 +281,40 @@ def add_norm_view(s: AddNormStage, row: int, where_text: str, stage: str = "") -
     return figures.tensor_panels_html(panels), text
 
 
-def ffn_view(f: FeedForwardStage, row: int, where_text: str) -> tuple[str, str]:
-    d, n_hidden = f.out.shape[-1], f.hidden.shape[-1]
-    zeros = f.exactly_zero(row)
+def ffn_view(ffn: FeedForwardStage, row: int, place: str) -> tuple[str, str]:
+    d_model, n_hidden = ffn.out.shape[-1], ffn.hidden.shape[-1]
+    zeros = ffn.exactly_zero(row)
+    activation = ffn.activation
     panels = [
-        TensorPanel(f"x: the input   (d_model,) = ({d},)", f.input[row]),
-        TensorPanel(f"x W_1 + b_1   (d_ff,) = ({n_hidden},)", f.pre_activation[row]),
-        TensorPanel(f"{f.activation}(x W_1 + b_1): {zeros} of {n_hidden} exactly zero   (d_ff,)", f.hidden[row]),
-        TensorPanel(f"output = {f.activation}(…) W_2 + b_2   (d_model,) = ({d},)", f.out[row]),
+        TensorPanel(f"x: the input   (d_model,) = ({d_model},)", ffn.input[row]),
+        TensorPanel(f"x W_1 + b_1   (d_ff,) = ({n_hidden},)", ffn.pre_activation[row]),
+        TensorPanel(f"{activation}(x W_1 + b_1): {zeros} of {n_hidden} exactly zero   (d_ff,)", ffn.hidden[row]),
+        TensorPanel(f"output = {activation}(…) W_2 + b_2   (d_model,) = ({d_model},)", ffn.out[row]),
     ]
+    cut = " (ReLU cuts every negative one)" if activation == "relu" else ""
     text = (
-        f"**Position-wise feed-forward network**, {html.escape(where_text)}:\n\n`FFN(x) = {f.activation}(x W_1 + "
-        f"b_1) W_2 + b_2` (§3.3): up to d_ff = {n_hidden} dimensions, a nonlinearity, back down to {d}. Here "
-        f"{zeros} of the {n_hidden} hidden activations are exactly zero"
-        + (" (ReLU cuts every negative one)" if f.activation == "relu" else "")
-        + ".\n\n→ **Next:** *Add & Norm after feed forward*, then the next layer."
+        f"**Position-wise feed-forward network**, {html.escape(place)}:\n\n`FFN(x) = {activation}(x W_1 + "
+        f"b_1) W_2 + b_2` (§3.3): up to d_ff = {n_hidden} dimensions, a nonlinearity, back down to {d_model}. Here "
+        f"{zeros} of the {n_hidden} hidden activations are exactly zero{cut}.\n\n"
+        "→ **Next:** *Add & Norm after feed forward*, then the next layer."
     )
     return figures.tensor_panels_html(panels), text
 
 
-def output_view(o: OutputStage, explorer: Explorer, last: str) -> tuple[str, str]:
-    tokenizer, config = explorer.checkpoint.tokenizer, explorer.checkpoint.model.config
-    ids, probabilities = o.top(TOP)
+def output_view(output: OutputStage, explorer: Explorer, last: str) -> tuple[str, str]:
+    tokenizer, model = explorer.checkpoint.tokenizer, explorer.checkpoint.model
+    config = model.config
+    ids, probabilities = output.top(TOP)
     labels = [tokenizer.target_piece(int(i)) for i in ids]
-    d, n_vocab = o.final.numel(), config.tgt_vocab_size
-    pre = config.norm_position == "pre"
-    panels = [TensorPanel(f"y: the last layer's output at “{last}”   (d_model,) = ({d},)", o.final_input)]
-    if pre:
-        panels.append(TensorPanel("LayerNorm(y): the final LayerNorm of a pre-norm stack   (d_model,)", o.final))
+    d_model, n_vocab = output.final.numel(), config.tgt_vocab_size
+    panels = [TensorPanel(f"y: the last layer's output at “{last}”   (d_model,) = ({d_model},)", output.final_input)]
+    if config.norm_position == "pre":
+        panels.append(TensorPanel("LayerNorm(y): the final LayerNorm of a pre-norm stack   (d_model,)", output.final))
+    bias = " + b" if model.logits_bias is not None else ""
     panels += [
         TensorPanel(
-            f"logits = y W_outᵀ{' + b' if explorer.checkpoint.model.logits_bias is not None else ''}: the "
-            f"{TOP} highest of V = {n_vocab:,}   (V,)",
-            o.logits[ids],
+            f"logits = y W_outᵀ{bias}: the {TOP} highest of V = {n_vocab:,}   (V,)",
+            output.logits[ids],
             kind="bars",
             x_labels=labels,
             number_format=".2f",
@@ -321,27 +334,27 @@ def layers_view(worked: WorkedStep, explorer: Explorer) -> tuple[str, str]:
     tokenizer = explorer.checkpoint.tokenizer
     name = tokenizer.target_piece(worked.chosen)
     predictions = worked.layer_predictions
-    layer_labels = [f"layer {p.layer}" for p in predictions]
     panels = [
         TensorPanel(
             f"p(“{name}”) if each layer were the last   (layers,)",
-            [p.chosen_probability for p in predictions],
+            [prediction.chosen_probability for prediction in predictions],
             kind="bars",
-            x_labels=layer_labels,
+            x_labels=[f"layer {prediction.layer}" for prediction in predictions],
             number_format=".2f",
         ),
     ]
 
-    def top(p) -> str:
-        pairs = zip(p.top_ids, p.top_probabilities, strict=True)
-        return ", ".join(f"{html.escape(tokenizer.target_piece(i))} {q:.0%}" for i, q in pairs)
+    def top(prediction) -> str:
+        """The layer's most probable pieces and their probabilities: "▁drei 84%, ▁zwei 9%, …"."""
+        pairs = zip(prediction.top_ids, prediction.top_probabilities, strict=True)
+        return ", ".join(f"{html.escape(tokenizer.target_piece(i))} {p:.0%}" for i, p in pairs)
 
-    rows = "\n".join(f"| {p.layer} | {top(p)} | {p.chosen_probability:.1%} |" for p in predictions)
+    rows = "\n".join(f"| {row.layer} | {top(row)} | {row.chosen_probability:.1%} |" for row in predictions)
+    final_norm = " (with the final LayerNorm)" if worked.pre_norm else ""
     text = (
         "**What each layer would say** (“when does the model know?”): each decoder layer's output at the last "
-        "position, put through the final projection as if no layer came after it"
-        + (" (with the final LayerNorm)" if worked.pre_norm else "")
-        + f".\n\n| layer | top 3 | p(“{html.escape(name)}”) |\n|---|---|---|\n{rows}"
+        f"position, put through the final projection as if no layer came after it{final_norm}"
+        f".\n\n| layer | top 3 | p(“{html.escape(name)}”) |\n|---|---|---|\n{rows}"
     )
     return figures.tensor_panels_html(panels), text
 
@@ -365,9 +378,12 @@ def stacks_view(worked: WorkedStep, source: list[str], target: list[str], source
             TensorPanel(f"the {stack} stream at “{tokens[row]}”, bottom to top   {shape}", matrix, y_labels=labels),
             TensorPanel(
                 f"cosine similarity with where it ends ({labels[-1]})   ({len(labels)},)",
-                closeness, kind="bars", x_labels=labels, number_format=".2f",
+                closeness,
+                kind="bars",
+                x_labels=labels,
+                number_format=".2f",
             ),
-        ]  # fmt: skip
+        ]
         ends.append((tokens[row], labels, closeness))
     (word, _, encoder), (now, labels, decoder) = ends
     first = next((i for i, c in enumerate(decoder.tolist()) if c >= 0.9), len(labels) - 1)

@@ -82,10 +82,10 @@ def test_the_view_follows_the_step_the_masks_and_the_silenced_heads(explorer):
 def test_a_layer_head_or_position_beyond_the_model_is_brought_into_range(explorer):
     state = explorer.state.replace(stage="encoder.ffn", stage_layer=9, stage_head=9, stage_position=99)
     viewed = Explorer(explorer.registry, state)
-    at = inside.where(viewed, inside.worked_step(viewed))
+    shown = inside.shown_stage(viewed, inside.worked_step(viewed))
     config = viewed.checkpoint.model.config
-    assert (at.layer, at.head) == (config.n_encoder_layers - 1, config.n_heads - 1)
-    assert at.row == len(viewed.source_ids()) - 1
+    assert (shown.layer, shown.head) == (config.n_encoder_layers - 1, config.n_heads - 1)
+    assert shown.row == len(viewed.source_ids()) - 1
     with pytest.raises(ExplorerError, match="unknown stage"):
         ExplorerState(stage="decoder.somewhere")
 

@@ -48,7 +48,7 @@ def test_the_tour_has_every_section_in_order_each_leading_to_a_stage(explorer):
 
 
 def test_the_scores_section_quotes_this_sentences_numbers(explorer):
-    t = walkthrough.thread(explorer)
+    t = walkthrough.thread_of(explorer)
     section = walkthrough.tour(explorer)[walkthrough.KEYS.index("scores")]
     a = t.worked.encoder[0].self_attention
     scores, weights = a.scores[t.head, t.read], a.weights[t.head, t.read]
@@ -64,7 +64,7 @@ def test_the_scores_section_quotes_this_sentences_numbers(explorer):
 
 
 def test_the_thread_reads_the_source_piece_the_step_attends_to_most(explorer):
-    t = walkthrough.thread(explorer)
+    t = walkthrough.thread_of(explorer)
     snapshot = explorer.snapshot()
     assert t.read == int(snapshot.cross[-1, :, -1].mean(0).argmax())
     assert t.source == snapshot.source_tokens and t.target == snapshot.target_tokens
@@ -77,7 +77,7 @@ def test_the_output_section_gives_the_candidates_probabilities(explorer):
     section = walkthrough.tour(explorer)[walkthrough.KEYS.index("output")]
     bars = section.plot.data[0]
     snapshot = explorer.snapshot()
-    ids, probabilities = walkthrough.thread(explorer).worked.output.top(inside.TOP)
+    ids, probabilities = walkthrough.thread_of(explorer).worked.output.top(inside.TOP)
     assert sorted(bars.x, reverse=True) == pytest.approx(probabilities.tolist(), abs=1e-6)
     by_id = {c.token_id: c.prob for c in snapshot.candidates}
     for token_id, p in zip(ids.tolist(), probabilities.tolist(), strict=True):
@@ -113,12 +113,12 @@ def test_a_silenced_head_is_named_in_the_heads_section(explorer):
     silenced = Explorer(explorer.registry, explorer.state.replace(silenced=frozenset({("encoder", 0, 1)})))
     heads = walkthrough.KEYS.index("heads")
     assert "Head 1 is silenced: its 32 numbers are zeros here." in walkthrough.tour(silenced)[heads].text  # d_k = 32
-    assert walkthrough.thread(silenced).worked.encoder[0].self_attention.kept.tolist() == [True, False, True, True]
+    assert walkthrough.thread_of(silenced).worked.encoder[0].self_attention.kept.tolist() == [True, False, True, True]
     assert "silenced" not in walkthrough.tour(explorer)[heads].text
 
 
 def test_the_layers_and_stacks_sections_quote_the_worked_step(explorer):
-    t = walkthrough.thread(explorer)
+    t = walkthrough.thread_of(explorer)
     sections = walkthrough.tour(explorer)
     layers = html.unescape(sections[walkthrough.KEYS.index("layers")].text)
     for p in t.worked.layer_predictions:
