@@ -73,17 +73,12 @@ def attention_figure(snapshot: StepSnapshot, state: ExplorerState) -> figures.Fi
     family, layer = state.family, state.layer
     maps = _family_maps(snapshot, family)[layer]
     queries, keys, current = _axes_of(snapshot, family)
-    where = f"{FAMILY_NAMES[family]}, layer {layer}"
+    shown = f"{FAMILY_NAMES[family]}, layer {layer}"
+    marked = {"highlight_query": current, "family": family, "masked": masked_cells(snapshot, state, family)}
     if state.grid:
-        return figures.attention_grid(
-            maps.numpy(), queries, keys, title=f"{where}, every head", highlight_query=current, family=family,
-            masked=masked_cells(snapshot, state, family),
-        )  # fmt: skip
+        return figures.attention_grid(maps.numpy(), queries, keys, title=f"{shown}, every head", **marked)
     weights, which = _heads(maps, state.head)
-    return figures.attention_heatmap(
-        weights.numpy(), queries, keys, title=f"{where}, {which}", highlight_query=current, family=family,
-        masked=masked_cells(snapshot, state, family),
-    )  # fmt: skip
+    return figures.attention_heatmap(weights.numpy(), queries, keys, title=f"{shown}, {which}", **marked)
 
 
 def layer_of(snapshot: StepSnapshot, family: str, layer: int) -> int:
@@ -98,10 +93,9 @@ def families_figure(snapshot: StepSnapshot, state: ExplorerState) -> figures.Fig
         queries, keys, current = _axes_of(snapshot, family)
         layer = layer_of(snapshot, family, state.layer)
         weights, _ = _heads(_family_maps(snapshot, family)[layer], state.head)
-        maps.append(figures.AttentionMap(
-            weights.numpy(), queries, keys, family, f"{FAMILY_NAMES[family]} (layer {layer})", current,
-            masked_cells(snapshot, state, family),
-        ))  # fmt: skip
+        title = f"{FAMILY_NAMES[family]} (layer {layer})"
+        masked = masked_cells(snapshot, state, family)
+        maps.append(figures.AttentionMap(weights.numpy(), queries, keys, family, title, current, masked))
     which = "average of the heads" if state.head is None else f"head {state.head}"
     return figures.attention_side_by_side(maps, title=f"Layer {state.layer}, {which}: the three families")
 
@@ -139,10 +133,14 @@ def alignment_figure(snapshot: StepSnapshot, state: ExplorerState) -> figures.Fi
     if state.presentation:
         title = f"Alignment, layer {layer}{peaked}, {'head average' if state.head is None else which}"
     figure = figures.alignment_lines(
-        weights.numpy(), written_tokens(snapshot), snapshot.source_tokens, read_tokens=snapshot.target_tokens,
-        current=None if snapshot.finished else -1, title=title,
+        weights.numpy(),
+        written_tokens(snapshot),
+        snapshot.source_tokens,
+        read_tokens=snapshot.target_tokens,
+        current=None if snapshot.finished else -1,
+        title=title,
         max_labels=PRESENTED_ALIGNMENT_LABELS if state.presentation else None,
-    )  # fmt: skip
+    )
     if not state.presentation:
         return figure
     # Its title, under Plotly's toolbar, keeps its room above the source's names (`enlarged` sets the top margin).
@@ -320,7 +318,7 @@ def comparison(explorer: Explorer) -> tuple[figures.Figure, str]:
 
 
 def heads_silenced(n: int) -> str:
-    """ "1 head silenced", "3 heads silenced"."""
+    """How many heads are silenced, in words: "1 head silenced", "3 heads silenced"."""
     return f"{n} head silenced" if n == 1 else f"{n} heads silenced"
 
 
@@ -430,11 +428,11 @@ def chosen_dimensions(text: str, d_model: int) -> tuple[list[int], str]:
     dims = [x for x in numbers if 0 <= x < d_model]
     problems = []
     if not_numbers := [word for word in words if not word.lstrip("-").isdigit()]:
-        problems.append(f"{', '.join(f'“{word[:20]}”' for word in not_numbers[:5])} "
-                        f"{'is not a whole number' if len(not_numbers) == 1 else 'are not whole numbers'}")  # fmt: skip
+        named = ", ".join(f"“{word[:20]}”" for word in not_numbers[:5])
+        problems.append(f"{named} {'is not a whole number' if len(not_numbers) == 1 else 'are not whole numbers'}")
     if out_of_range := [x for x in numbers if not 0 <= x < d_model]:
-        problems.append(f"{', '.join(map(str, out_of_range[:5]))} {'is' if len(out_of_range) == 1 else 'are'} "
-                        f"not between 0 and {d_model - 1}")  # fmt: skip
+        named = ", ".join(map(str, out_of_range[:5]))
+        problems.append(f"{named} {'is' if len(out_of_range) == 1 else 'are'} not between 0 and {d_model - 1}")
     if not problems:
         return dims, ""
     shown = "the default four" if not dims else ", ".join(map(str, dims))

@@ -4,8 +4,8 @@ An `Explorer` pairs an `ExplorerState` with a live `Decoding`, so stepping does 
 back, force, reset and run move both together; changing a setting that affects decoding replays the choices
 under the new setting (the forced tokens stay forced, the strategy's own choices are made again).
 
-StepSnapshot come from one teacher-forced forward pass over the output so far: every layer's and head's encoder
-self-attention, decoder self-attention and cross-attention (with the causal mask off, decoder positions see
+A `StepSnapshot` comes from one teacher-forced forward pass over the output so far: every layer's and head's
+encoder self-attention, decoder self-attention and cross-attention (with the causal mask off, decoder positions see
 the future of the given target), plus the next-token candidates.
 """
 
@@ -77,7 +77,7 @@ class Explorer:
         self.registry = registry
         self.state = state
         self._decoding: Decoding | None = None
-        self._snapshot: tuple[ExplorerState, StepSnapshot] | None = None  # the last snapshot, for the state they show
+        self._snapshot: tuple[ExplorerState, StepSnapshot] | None = None  # the last snapshot, after the state it shows
         self.lock = threading.Lock()  # for callers that share an explorer between threads (the app: one per user)
         self._rebuild()
 
@@ -85,14 +85,14 @@ class Explorer:
 
     def update(self, **changes) -> None:
         """Change settings; the decoding is replayed under the new ones when they affect it."""
-        view_only = VIEW_ONLY
+        view_only = set(changes) <= VIEW_ONLY
         new = self.state.replace(**changes)
-        if ("source" in changes or "model" in changes) and not set(changes) <= view_only:
+        if ("source" in changes or "model" in changes) and not view_only:
             new = new.replace(choices=())
         old_state, old_decoding = self.state, self._decoding
         self.state = new
         try:
-            if set(changes) <= view_only:
+            if view_only:
                 self._check_view()
             else:
                 self._rebuild()

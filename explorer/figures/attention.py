@@ -207,17 +207,43 @@ class _Grid:
         """Panel `p`'s x and y axes: tick labels only under the bottom panels and left of the left ones."""
         x0, top = self.corner(p)
         common = {"type": "category", "showgrid": False, "tickfont": {"size": 9}, "automargin": True}
-        x_axis = {"domain": _domain(x0, x0 + self.width), "anchor": y_name, **common,
-                  "showticklabels": self.is_bottom(p) and show_x}  # fmt: skip
-        y_axis = {"domain": _domain(top - self.height, top), "anchor": x_name, **common, "autorange": "reversed",
-                  "showticklabels": self.is_left(p) and show_y}  # fmt: skip
+        x_domain, y_domain = _domain(x0, x0 + self.width), _domain(top - self.height, top)
+        x_ticks, y_ticks = self.is_bottom(p) and show_x, self.is_left(p) and show_y
+        x_axis = {"domain": x_domain, "anchor": y_name, **common, "showticklabels": x_ticks}
+        y_axis = {"domain": y_domain, "anchor": x_name, **common, "autorange": "reversed", "showticklabels": y_ticks}
         return x_axis, y_axis
 
     def title(self, p: int, text: str) -> dict:
         """Panel `p`'s title, centred above it."""
         x0, top = self.corner(p)
-        return {"text": text, "x": x0 + self.width / 2, "y": top, "xref": "paper", "yref": "paper",
-                "xanchor": "center", "yanchor": "bottom", "showarrow": False, "font": {"size": 11}}  # fmt: skip
+        return _panel_title(text, x0 + self.width / 2, top, size=11)
+
+
+def _panel_title(text: str, x: float, y: float, *, size: int) -> dict:
+    """A panel's title, centred on `x` and standing on `y` (fractions of the plotting area)."""
+    place = {"x": x, "y": y, "xref": "paper", "yref": "paper"}
+    return {"text": text, **place, "xanchor": "center", "yanchor": "bottom", "showarrow": False, "font": {"size": size}}
+
+
+def _axis_title(text: str) -> dict:
+    """An axis title of a panel among others, in small type."""
+    return {"text": text, "font": {"size": 11}}
+
+
+def _axis_names(p: int) -> tuple[str, str]:
+    """Panel `p`'s x and y axes as its traces name them: "x", "y" for the first, then "x2", "y2", …"""
+    number = str(p + 1) if p else ""
+    return f"x{number}", f"y{number}"
+
+
+def _panel_traces(z: Any, x: list[str], y: list[str], cells: np.ndarray | None, p: int, name: str) -> list[dict]:
+    """Panel `p`'s heatmap, under the grey layer of its masked `cells` (None: nothing masked); `name`, the panel's
+    title, shows in the hover's side box."""
+    x_name, y_name = _axis_names(p)
+    on_axes = {"xaxis": x_name, "yaxis": y_name}
+    masked = [] if cells is None else [{**_masked_cells(cells, x, y), **on_axes}]
+    hover = {"name": name, "hovertemplate": _HOVER_ATTENTION, "hoverongaps": False}
+    return [*masked, trace("heatmap", z=z, x=x, y=y, **on_axes, coloraxis="coloraxis", **hover)]
 
 
 def _panels_figure(traces: list, title: str, height: int, axes: dict[str, dict], **layout: Any) -> Figure:
@@ -225,8 +251,8 @@ def _panels_figure(traces: list, title: str, height: int, axes: dict[str, dict],
     the panels share the 0–1 colour axis of the attention maps."""
     axes = dict(axes)
     first_x, first_y = axes.pop("xaxis"), axes.pop("yaxis")
-    return _figure(traces, title, height, xaxis=first_x, yaxis=first_y, coloraxis=ATTENTION_COLORAXIS, **axes,
-                   **layout)  # fmt: skip
+    shared = {"xaxis": first_x, "yaxis": first_y, "coloraxis": ATTENTION_COLORAXIS}
+    return _figure(traces, title, height, **shared, **axes, **layout)
 
 
 def attention_grid(
@@ -282,18 +308,14 @@ def attention_grid(
     x_labels, y_labels = axis_labels(key_tokens), axis_labels(query_tokens)
     traces, layout, shapes, annotations = [], {}, [], []
     for p in range(n_panels):
-        x_name, y_name = f"x{p + 1 if p else ''}", f"y{p + 1 if p else ''}"
-        if cells is not None:
-            traces.append({**_masked_cells(cells, x_labels, y_labels), "xaxis": x_name, "yaxis": y_name})
-        heatmap = trace("heatmap", z=z[p], x=x_labels, y=y_labels, xaxis=x_name, yaxis=y_name, coloraxis="coloraxis",
-                        name=escape_label(titles[p]), hovertemplate=_HOVER_ATTENTION, hoverongaps=False)  # fmt: skip
-        traces.append(heatmap)  # the panel title shows in the hover's side box
+        x_name, y_name = _axis_names(p)
+        traces += _panel_traces(z[p], x_labels, y_labels, cells, p, escape_label(titles[p]))
         x_axis, y_axis = grid.axes(p, x_name, y_name, show_x=n_k <= GRID_TICK_MAX, show_y=n_q <= GRID_TICK_MAX)
         layout["xaxis" + x_name[1:]], layout["yaxis" + y_name[1:]] = x_axis, y_axis
         if p == 0:  # the axis titles once: top left and bottom left
-            y_axis["title"] = {"text": y_title, "font": {"size": 11}}
+            y_axis["title"] = _axis_title(y_title)
         if grid.is_left(p) and grid.is_bottom(p):
-            x_axis["title"] = {"text": x_title, "font": {"size": 11}}
+            x_axis["title"] = _axis_title(x_title)
         annotations.append(grid.title(p, escape_label(titles[p])))
         if row is not None:
             shapes.append(_highlight_row(row, n_k, xref=x_name, yref=y_name))
@@ -331,23 +353,17 @@ def attention_side_by_side(maps: Sequence[AttentionMap], *, title: str = "", hei
         _check_length(m.query_tokens, n_q, "query_tokens")
         _check_length(m.key_tokens, n_k, "key_tokens")
         tallest = max(tallest, n_q)
-        x_name, y_name = f"x{p + 1 if p else ''}", f"y{p + 1 if p else ''}"
+        x_name, y_name = _axis_names(p)
         x, y = axis_labels(m.key_tokens), axis_labels(m.query_tokens)
         z, cells = _without_masked(z, m.masked)
-        if cells is not None:
-            traces.append({**_masked_cells(cells, x, y), "xaxis": x_name, "yaxis": y_name})
-        traces.append(trace("heatmap", z=z, x=x, y=y, xaxis=x_name, yaxis=y_name, coloraxis="coloraxis",
-                            hoverongaps=False, name=escape_label(m.title), hovertemplate=_HOVER_ATTENTION))  # fmt: skip
+        traces += _panel_traces(z, x, y, cells, p, escape_label(m.title))
         y_title, x_title = _axis_titles(m.family)
         x0 = p * (width + gap)
         common = {"type": "category", "showgrid": False, "automargin": True, "tickfont": {"size": 10}}
-        layout["xaxis" + x_name[1:]] = {**common, "domain": _domain(x0, x0 + width), "anchor": y_name,
-                                        "title": {"text": x_title, "font": {"size": 11}}}  # fmt: skip
-        layout["yaxis" + y_name[1:]] = {**common, "domain": [0, 1], "anchor": x_name, "autorange": "reversed",
-                                        "title": {"text": y_title, "font": {"size": 11}}}  # fmt: skip
-        annotations.append({"text": escape_label(m.title), "x": x0 + width / 2, "y": 1, "xref": "paper",
-                            "yref": "paper", "xanchor": "center", "yanchor": "bottom", "showarrow": False,
-                            "font": {"size": 12}})  # fmt: skip
+        x_axis = {**common, "domain": _domain(x0, x0 + width), "anchor": y_name, "title": _axis_title(x_title)}
+        y_axis = {**common, "domain": [0, 1], "anchor": x_name, "autorange": "reversed", "title": _axis_title(y_title)}
+        layout["xaxis" + x_name[1:]], layout["yaxis" + y_name[1:]] = x_axis, y_axis
+        annotations.append(_panel_title(escape_label(m.title), x0 + width / 2, 1, size=12))
         row = _row_index(m.highlight_query, n_q)
         if row is not None:
             shapes.append(_highlight_row(row, n_k, xref=x_name, yref=y_name))
@@ -395,20 +411,7 @@ def alignment_lines(
     row = _row_index(current, n_t, "current")
     xs, xt = _spread(n_s), _spread(n_t)
 
-    traces = []
-    for which in ("other", "current"):
-        rows = [t for t in range(n_t) if (t == row) == (which == "current")]
-        for b, (low, width, alpha) in enumerate(_LINE_BINS):
-            high = _LINE_BINS[b + 1][0] if b + 1 < len(_LINE_BINS) else 1.01
-            x, y = [], []
-            for t in rows:
-                for s in np.flatnonzero((z[t] >= low) & (z[t] < high)):
-                    x += [xt[t], xs[s], None]
-                    y += [0, 1, None]
-            if x:
-                color = f"rgba({_LINE_RGB[which]},{alpha})"
-                traces.append(trace("scatter", x=x, y=y, mode="lines", line={"width": width, "color": color},
-                                         hoverinfo="skip", showlegend=False))  # fmt: skip
+    traces = _line_traces(z, row, xt, xs)
 
     def hover(t: int) -> str:
         top = np.argsort(-z[t])[:3]
@@ -433,6 +436,26 @@ def alignment_lines(
     return title_above_names(figure)
 
 
+def _line_traces(z: np.ndarray, current: int | None, xt: np.ndarray, xs: np.ndarray) -> list[dict]:
+    """The alignment's lines, from each target piece (at `xt`, below) to the source pieces (at `xs`, above) its
+    row of `z` attended to: one trace for each weight bin (`_LINE_BINS`) and colour (the row `current` in the
+    accent), so that a few traces draw them all."""
+    traces = []
+    for which in ("other", "current"):
+        rows = [t for t in range(len(z)) if (t == current) == (which == "current")]
+        for b, (low, width, alpha) in enumerate(_LINE_BINS):
+            high = _LINE_BINS[b + 1][0] if b + 1 < len(_LINE_BINS) else 1.01
+            x, y = [], []
+            for t in rows:
+                for s in np.flatnonzero((z[t] >= low) & (z[t] < high)):
+                    x += [xt[t], xs[s], None]
+                    y += [0, 1, None]
+            if x:
+                line = {"width": width, "color": f"rgba({_LINE_RGB[which]},{alpha})"}
+                traces.append(trace("scatter", x=x, y=y, mode="lines", line=line, hoverinfo="skip", showlegend=False))
+    return traces
+
+
 def title_above_names(figure: Figure, pad: int = 6) -> Figure:
     """`figure` (an alignment) with its title in a room of its own above the source's names, however tall they
     stand, `pad` pixels below the figure's top: Plotly adds the room a title needs to the room the top axis needs
@@ -447,8 +470,8 @@ def title_above_names(figure: Figure, pad: int = 6) -> Figure:
 # side, they stand upright (plotly's automatic tick angle, chosen in the browser, which knows the width).
 ALIGNMENT_LABEL_CHARS = 14
 ALIGNMENT_MAX_LABELS = 36  # upright, a label of 12 px type is 17 px wide: 36 fit in a plot 620 px wide
-_LABEL_PX = 7  # about the width of a character of 12 px type
-_ROW_PX = 700  # a row of labels wider than this (the plot's width beside the page's controls) likely stands upright
+_CHAR_PX = 7  # about the width of a character of 12 px type
+_ROW_OF_LABELS_PX = 700  # wider than this (the plot beside the page's controls), a row of labels likely stands upright
 
 
 def _spread(n: int) -> np.ndarray:
@@ -459,8 +482,8 @@ def _spread(n: int) -> np.ndarray:
 def _upright_room(labels: list[str], most: int) -> int:
     """The pixels a row of these labels takes beyond a horizontal row's, when it likely stands upright (the figure
     grows by as much, so that its lines keep their room)."""
-    widths = [_LABEL_PX * len(html.unescape(label)) for label in _thinned(labels, most).values()]
-    if sum(width + 12 for width in widths) <= _ROW_PX:
+    widths = [_CHAR_PX * len(html.unescape(label)) for label in _thinned(labels, most).values()]
+    if sum(width + 12 for width in widths) <= _ROW_OF_LABELS_PX:
         return 0
     return max(0, max(widths) - 20)
 
@@ -485,18 +508,16 @@ def _thinned(labels: list[str], most: int, *, newest_first: bool = False) -> dic
 def _token_axis(x: np.ndarray, shown: dict[int, str], side: str) -> dict[str, Any]:
     """An x axis naming the pieces `shown` (labels by position) of one row at their places, side by side when they
     fit and upright when they do not."""
-    return {"side": side, "range": [-0.04, 1.04], "fixedrange": True, "showgrid": False, "zeroline": False,
-            "showline": False, "ticks": "", "tickmode": "array", "tickvals": [float(x[i]) for i in shown],
-            "ticktext": list(shown.values()), "tickfont": {"size": 12},
-            "autotickangles": [0, -90], "ticklabeloverflow": "allow"}  # fmt: skip
+    bare = {"showgrid": False, "zeroline": False, "showline": False, "ticks": ""}
+    names = {"tickmode": "array", "tickvals": [float(x[i]) for i in shown], "ticktext": list(shown.values())}
+    fitted = {"tickfont": {"size": 12}, "autotickangles": [0, -90], "ticklabeloverflow": "allow"}  # or else upright
+    return {"side": side, "range": [-0.04, 1.04], "fixedrange": True, **bare, **names, **fitted}
 
 
 def _token_row(x: np.ndarray, y: float, colors: list[str], hover: list[str], axis: str):
     """A row of tokens (markers, named by the axis along that side) at height `y`."""
-    return trace("scatter",
-        x=x, y=[y] * len(x), mode="markers", marker={"size": 9, "color": colors}, hovertext=hover, hoverinfo="text",
-        xaxis=axis, yaxis="y",
-    )  # fmt: skip
+    markers = {"mode": "markers", "marker": {"size": 9, "color": colors}}
+    return trace("scatter", x=x, y=[y] * len(x), **markers, hovertext=hover, hoverinfo="text", xaxis=axis, yaxis="y")
 
 
 _ATTENTION_RGB = _colour_table(ATTENTION_COLORSCALE)
@@ -543,8 +564,9 @@ def attention_thumbnails_html(
     z = _as_array(weights, 4, "weights")
     n_layers, n_heads = z.shape[:2]
     name = html.escape(what)
-    parts = [f'<div class="thumbs" style="--heads: {n_heads}" role="grid" aria-label="{name}: every layer and head">',
-             '<span></span>', *(f'<span class="thumbs-head">head {h}</span>' for h in range(n_heads))]  # fmt: skip
+    grid = f'<div class="thumbs" style="--heads: {n_heads}" role="grid" aria-label="{name}: every layer and head">'
+    head_names = [f'<span class="thumbs-head">head {h}</span>' for h in range(n_heads)]
+    parts = [grid, "<span></span>", *head_names]  # the corner above the layers' names, then a head a column
     for layer in range(n_layers):
         parts.append(f'<span class="thumbs-layer">layer {layer}</span>')
         for head in range(n_heads):

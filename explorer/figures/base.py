@@ -36,9 +36,16 @@ _AXIS = {"gridcolor": "#EBF0F8", "linecolor": "#EBF0F8", "zerolinecolor": "#EBF0
 # The page's typeface (ui/fonts.py, served by the app), then Chinese ones from the reader's system (macOS, Windows,
 # Linux, Android), then any; an exported PNG uses whichever of them the exporting machine has.
 FONT_STACK = (
-    "Noto Sans", "Noto Sans SC", "Noto Sans CJK SC", "Source Han Sans SC", "PingFang SC", "Microsoft YaHei",
-    "ui-sans-serif", "system-ui", "sans-serif",
-)  # fmt: skip
+    "Noto Sans",
+    "Noto Sans SC",
+    "Noto Sans CJK SC",
+    "Source Han Sans SC",
+    "PingFang SC",
+    "Microsoft YaHei",
+    "ui-sans-serif",
+    "system-ui",
+    "sans-serif",
+)
 FONT_FAMILY = ", ".join(f"'{name}'" if " " in name else name for name in FONT_STACK)  # as CSS and Plotly write it
 
 TEMPLATE = {

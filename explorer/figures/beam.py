@@ -65,10 +65,10 @@ def beam_tree(steps: Sequence[Any], token_label: Callable[[int], str], *, title:
 
     n_steps = len(steps)
     xaxis, yaxis = _beam_axes(n_steps, width, n_finished_rows)
-    divider = {  # a dotted line between the running beams and the finished hypotheses, across the whole width
-        "type": "line", "xref": "x domain", "x0": 0, "x1": 1, "yref": "y", "y0": width - 0.5, "y1": width - 0.5,
-        "line": {"color": MUTED, "width": 1, "dash": "dot"},
-    }  # fmt: skip
+    # A dotted line between the running beams and the finished hypotheses, across the whole width.
+    across = {"xref": "x domain", "x0": 0, "x1": 1}
+    below_the_beams = {"yref": "y", "y0": width - 0.5, "y1": width - 0.5}
+    divider = {"type": "line", **across, **below_the_beams, "line": {"color": MUTED, "width": 1, "dash": "dot"}}
     return _figure(
         traces,
         title,

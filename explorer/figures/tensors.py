@@ -8,7 +8,7 @@ import html
 import itertools
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -161,9 +161,15 @@ def label_lines(label: str, chars: int) -> list[str]:
 
 
 def architecture_diagram(
-    encoder: Sequence[Block], decoder: Sequence[Block], *, selected: str = "", n_encoder: int = 1,
-    n_decoder: int = 1, title: str = "", compact: bool = False,
-) -> Figure:  # fmt: skip
+    encoder: Sequence[Block],
+    decoder: Sequence[Block],
+    *,
+    selected: str = "",
+    n_encoder: int = 1,
+    n_decoder: int = 1,
+    title: str = "",
+    compact: bool = False,
+) -> Figure:
     """The paper's Figure 1 drawn from blocks: the encoder on the left, the decoder on the right, each bottom to
     top, the repeated layers framed with "N×", arrows between the blocks, and the `selected` block filled in the
     accent colour. Blocks outside the stacks (embeddings first, the output last) sit below and above the frame.
@@ -171,83 +177,119 @@ def architecture_diagram(
     Each block's rectangle is named by its key (`name`): the page finds the block under a click by it. `compact`:
     smaller type and tighter rows, for a narrow column; that figure is drawn at its size for the presentation
     layout already (`Figure.drawn_for_presentation`: `enlarged` leaves it as it is)."""
-    size = _SIZES[compact]
-    shapes, annotations = [], []
-
-    def column(blocks: Sequence[Block], x: float, n: int, side: int) -> dict[str, tuple[float, float]]:
-        spans, y, in_stack, stack = {}, 4.0, False, []  # key -> (bottom, top) in pixels from the plot's bottom
-        for block in blocks:
-            if bool(block.stack) != in_stack:
-                y += size.room  # room for the frame, entering or leaving the stack
-                in_stack = bool(block.stack)
-            lines = label_lines(block.label, size.chars)
-            height = len(lines) * size.line + size.pad
-            spans[block.key] = (y, y + height)
-            if block.stack:
-                stack.append(spans[block.key])
-            chosen = block.key == selected
-            shapes.append(_box(x, y + height / 2, _BLOCK_W, height, fillcolor=ACCENT if chosen else "#eef2f8",
-                               name=block.key))  # fmt: skip
-            annotations.append({"text": "<br>".join(escape_label(line) for line in lines), "x": x,
-                                "y": y + height / 2, "showarrow": False,
-                                "font": {"size": size.font, "color": "white" if chosen else "#2a3f5f"}})  # fmt: skip
-            y += height + size.gap
-        if stack:
-            margin = size.room / 2
-            bottom, top = stack[0][0] - margin, stack[-1][1] + margin
-            shapes.append(_box(x, (bottom + top) / 2, _BLOCK_W + 2 * _FRAME_PAD, top - bottom,
-                               fillcolor="rgba(0,0,0,0)", dash="dot"))  # fmt: skip
-            annotations.append(
-                {
-                    "text": f"N× = {n}",
-                    "x": x + side * (_BLOCK_W / 2 + _FRAME_PAD + 0.05),
-                    "y": (bottom + top) / 2,
-                    "xanchor": "left" if side > 0 else "right",
-                    "textangle": -90,
-                    "showarrow": False,
-                    "font": {"size": size.font},
-                }
-            )  # fmt: skip (outside the frame, as in the paper)
-        keys = [block.key for block in blocks]
-        for below, above in itertools.pairwise(keys):
-            annotations.append(_arrow(x, spans[below][1], x, spans[above][0]))
-        return spans
-
-    left = column(encoder, _X_ENCODER, n_encoder, side=-1)
-    right = column(decoder, _X_DECODER, n_decoder, side=+1)
+    drawing = _Drawing(_SIZES[compact], selected)
+    left = drawing.column(encoder, _X_ENCODER, n_encoder, side=-1)
+    right = drawing.column(decoder, _X_DECODER, n_decoder, side=+1)
     tops = [top for _, top in [*left.values(), *right.values()]]
     cross = next((b.key for b in decoder if "cross_attention" in b.key and "norm" not in b.key), None)
     if left and cross:  # the encoder's output feeds every decoder layer's cross-attention
-        last = max(top for _, top in left.values())
-        start = last + size.room / 2 + size.gap + size.line  # above the frame: the encoder's output, named
-        bottom, top = right[cross]
-        annotations.append(_arrow(_X_ENCODER, start, _X_DECODER - _BLOCK_W / 2, (bottom + top) / 2,
-                                  text="memory (S, d_model)", size=size.font - 1))  # fmt: skip
-        annotations.append(_arrow(_X_ENCODER, last, _X_ENCODER, start - size.line / 2 - 2))
-        tops.append(start + size.line)
+        tops.append(drawing.memory(max(top for _, top in left.values()), right[cross]))
     height = max(tops) + 6
     top_margin = 40 if title else 20
     figure = _figure(
-        [], title, round(height) + top_margin + 10,
+        [],
+        title,
+        round(height) + top_margin + 10,
         xaxis={"visible": False, "range": [0, _X_RANGE], "fixedrange": True},
         yaxis={"visible": False, "range": [0, height], "fixedrange": True},
-        shapes=shapes, annotations=annotations, dragmode=False, hovermode=False,
-    )  # fmt: skip
+        shapes=drawing.shapes,
+        annotations=drawing.annotations,
+        dragmode=False,
+        hovermode=False,
+    )
     figure.drawn_for_presentation = compact
     return figure
 
 
+_LINE_GREY = "#8090a8"  # the frames, the arrows and the memory's name
+
+
+@dataclass
+class _Drawing:
+    """The diagram's shapes and annotations, added column by column. Its y counts pixels from the plot's bottom."""
+
+    size: _Sizes
+    selected: str  # the key of the block filled in the accent colour
+    shapes: list[dict] = field(default_factory=list)
+    annotations: list[dict] = field(default_factory=list)
+
+    def column(self, blocks: Sequence[Block], x: float, n: int, side: int) -> dict[str, tuple[float, float]]:
+        """One column's blocks, bottom to top, centred on `x`, with arrows between them; those of the stack framed,
+        with "N× = `n`" on the frame's outer `side` (-1: left). Returns each block's (bottom, top), by key."""
+        spans, y, in_stack, stack = {}, 4.0, False, []
+        for block in blocks:
+            if bool(block.stack) != in_stack:
+                y += self.size.room  # room for the frame, entering or leaving the stack
+                in_stack = bool(block.stack)
+            height = self.block(block, x, y)
+            spans[block.key] = (y, y + height)
+            if block.stack:
+                stack.append(spans[block.key])
+            y += height + self.size.gap
+        if stack:
+            self.frame(x, stack[0][0], stack[-1][1], n, side)
+        keys = [block.key for block in blocks]
+        for below, above in itertools.pairwise(keys):
+            self.annotations.append(_arrow(x, spans[below][1], x, spans[above][0]))
+        return spans
+
+    def block(self, block: Block, x: float, bottom: float) -> float:
+        """A block and its label, its bottom at `bottom`; returns its height, which its lines set."""
+        lines = label_lines(block.label, self.size.chars)
+        height = len(lines) * self.size.line + self.size.pad
+        middle = bottom + height / 2
+        chosen = block.key == self.selected
+        fill = ACCENT if chosen else "#eef2f8"
+        self.shapes.append(_box(x, middle, _BLOCK_W, height, fillcolor=fill, name=block.key))
+        label = "<br>".join(escape_label(line) for line in lines)
+        font = {"size": self.size.font, "color": "white" if chosen else "#2a3f5f"}
+        self.annotations.append({"text": label, "x": x, "y": middle, "showarrow": False, "font": font})
+        return height
+
+    def frame(self, x: float, bottom: float, top: float, n: int, side: int) -> None:
+        """The dotted frame around a stack's blocks (from `bottom` to `top`), and "N× = `n`" on its outer side,
+        upright, outside the frame as in the paper."""
+        margin = self.size.room / 2
+        bottom, top = bottom - margin, top + margin
+        middle = (bottom + top) / 2
+        width = _BLOCK_W + 2 * _FRAME_PAD
+        self.shapes.append(_box(x, middle, width, top - bottom, fillcolor="rgba(0,0,0,0)", dash="dot"))
+        name = {
+            "text": f"N× = {n}",
+            "x": x + side * (_BLOCK_W / 2 + _FRAME_PAD + 0.05),
+            "y": middle,
+            "xanchor": "left" if side > 0 else "right",
+            "textangle": -90,
+            "showarrow": False,
+            "font": {"size": self.size.font},
+        }
+        self.annotations.append(name)
+
+    def memory(self, encoder_top: float, cross: tuple[float, float]) -> float:
+        """The encoder's output, named "memory", going up from `encoder_top` and across to the decoder's
+        cross-attention block (its bottom and top); returns the top of the name."""
+        size = self.size
+        start = encoder_top + size.room / 2 + size.gap + size.line  # above the frame: the encoder's output, named
+        bottom, top = cross
+        named = {"text": "memory (S, d_model)", "size": size.font - 1}
+        across = _arrow(_X_ENCODER, start, _X_DECODER - _BLOCK_W / 2, (bottom + top) / 2, **named)
+        up = _arrow(_X_ENCODER, encoder_top, _X_ENCODER, start - size.line / 2 - 2)
+        self.annotations += [across, up]
+        return start + size.line
+
+
 def _box(
     x: float, y: float, width: float, height: float, *, fillcolor: str, dash: str = "solid", name: str = ""
-) -> dict:  # fmt: skip
+) -> dict:
     """A rectangle centred on (x, y), in data coordinates, with its `name` if it has one."""
-    line = {"color": "#8090a8", "width": 1, "dash": dash}
-    box = {"type": "rect", "x0": x - width / 2, "x1": x + width / 2, "y0": y - height / 2, "y1": y + height / 2,
-           "fillcolor": fillcolor, "line": line, "layer": "below"}  # fmt: skip
+    corners = {"x0": x - width / 2, "x1": x + width / 2, "y0": y - height / 2, "y1": y + height / 2}
+    line = {"color": _LINE_GREY, "width": 1, "dash": dash}
+    box = {"type": "rect", **corners, "fillcolor": fillcolor, "line": line, "layer": "below"}
     return {**box, "name": name} if name else box
 
 
 def _arrow(x0: float, y0: float, x1: float, y1: float, text: str = "", size: int = 10) -> dict[str, Any]:
-    return {"x": x1, "y": y1, "ax": x0, "ay": y0, "xref": "x", "yref": "y", "axref": "x", "ayref": "y",
-            "showarrow": True, "arrowhead": 2, "arrowsize": 1, "arrowwidth": 1.2, "arrowcolor": "#8090a8",
-            "text": text, "font": {"size": size, "color": "#8090a8"}}  # fmt: skip
+    """An arrow from (x0, y0) to (x1, y1), in data coordinates, with `text` at its head."""
+    ends = {"x": x1, "y": y1, "ax": x0, "ay": y0, "xref": "x", "yref": "y", "axref": "x", "ayref": "y"}
+    head = {"showarrow": True, "arrowhead": 2, "arrowsize": 1, "arrowwidth": 1.2, "arrowcolor": _LINE_GREY}
+    return {**ends, **head, "text": text, "font": {"size": size, "color": _LINE_GREY}}
