@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from explorer import figures
+from explorer.stages import Block
 from tests.conftest import tiny_model
 from transformer.decoding import BeamSearch, Decoding
 from transformer.model import sinusoidal_position_encoding
@@ -599,7 +600,7 @@ def every_kind_of_figure() -> dict[str, figures.Figure]:
         figures.AttentionMap(attention((4, 5)), TARGET[:4], SOURCE[:5], "cross", "cross", 3),
     ]
     table = sinusoidal_position_encoding(20, 16)
-    blocks = [figures.Block("encoder.embedding", "Embedding", False), figures.Block("encoder.ffn", "FFN", True)]
+    blocks = [Block("encoder.embedding", "Embedding", ""), Block("encoder.ffn", "FFN", "encoder")]
     masked = np.eye(4, 5, dtype=bool)
     heatmap = figures.attention_heatmap(weights[0, :4], TARGET[:4], SOURCE[:5], highlight_query=3, masked=masked)
     return {
