@@ -420,25 +420,6 @@ def table_code(text: str) -> str:
     return f"{fence}{pad}{cell}{pad}{fence}"
 
 
-def chosen_dimensions(text: str, d_model: int) -> tuple[list[int], str]:
-    """The dimensions typed for the curves ("0, 1, 10 11" -> [0, 1, 10, 11]), and a note on what was left out and
-    why (not a whole number, or not a dimension of a `d_model`-wide encoding); none left: the default spread."""
-    words = (text or "").replace(",", " ").split()
-    numbers = [int(word) for word in words if word.lstrip("-").isdigit()]
-    dims = [x for x in numbers if 0 <= x < d_model]
-    problems = []
-    if not_numbers := [word for word in words if not word.lstrip("-").isdigit()]:
-        named = ", ".join(f"“{word[:20]}”" for word in not_numbers[:5])
-        problems.append(f"{named} {'is not a whole number' if len(not_numbers) == 1 else 'are not whole numbers'}")
-    if out_of_range := [x for x in numbers if not 0 <= x < d_model]:
-        named = ", ".join(map(str, out_of_range[:5]))
-        problems.append(f"{named} {'is' if len(out_of_range) == 1 else 'are'} not between 0 and {d_model - 1}")
-    if not problems:
-        return dims, ""
-    shown = "the default four" if not dims else ", ".join(map(str, dims))
-    return dims, f"Left out: {'; '.join(problems)} (this model has {d_model} dimensions). Showing {shown}."
-
-
 def shuffled_report(explorer: Explorer) -> str:
     """The translation of the sentence, of its words shuffled, and of the sentence with positions switched off."""
     mixed = shuffle_words(explorer.state.source, seed=explorer.state.seed)

@@ -194,19 +194,6 @@ def test_a_state_names_its_attention_view_and_layout_and_a_link_keeps_them():
         ExplorerState(presentation="yes")
 
 
-def test_dimensions_that_cannot_be_shown_are_named_in_a_note():
-    """Issue 22: "abc, 999" was ignored without a word."""
-    assert render.chosen_dimensions("0, 1 10", 256) == ([0, 1, 10], "")
-    assert render.chosen_dimensions("", 256) == ([], "")
-    dims, note = render.chosen_dimensions("abc, 999", 256)
-    assert dims == [] and note == (
-        "Left out: “abc” is not a whole number; 999 is not between 0 and 255 (this model has 256 dimensions). "
-        "Showing the default four."
-    )
-    dims, note = render.chosen_dimensions("3, x, y, -1", 256)
-    assert dims == [3] and "“x”, “y” are not whole numbers; -1 is not between" in note and note.endswith("Showing 3.")
-
-
 def rows(*tops: float, n_source: int = 4) -> list[list[float]]:
     """Attention rows whose largest weight is each of `tops`, the rest spread evenly over the other pieces."""
     return [[top, *[(1 - top) / (n_source - 1)] * (n_source - 1)] for top in tops]

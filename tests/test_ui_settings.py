@@ -20,6 +20,7 @@ from ui.settings import (
     silenced_choices,
     with_settings,
 )
+from ui.tabs.positions import chosen_dimensions
 
 # What the page's controls send when it opens on numbers-de, in the order of its events' inputs.
 PAGE_VALUES = ("numbers-de", "twenty-one", "greedy", 1.0, 0, 1.0, 0, 4, 64, True, True, True, 0, [], "cross", 0,
@@ -137,3 +138,16 @@ def test_a_text_too_long_is_cut_after_a_whole_word_and_the_note_says_so(registry
     assert note.startswith("The text is too long (3,300 characters)") and "en-de at most 128 pieces" in note
     explorer, said = with_settings(registry, None, page_settings(model="en-de", source=pasted))
     assert explorer.state.source == cut and said == note
+
+
+def test_dimensions_that_cannot_be_shown_are_named_in_a_note():
+    """Issue 22: "abc, 999" was ignored without a word."""
+    assert chosen_dimensions("0, 1 10", 256) == ([0, 1, 10], "")
+    assert chosen_dimensions("", 256) == ([], "")
+    dims, note = chosen_dimensions("abc, 999", 256)
+    assert dims == [] and note == (
+        "Left out: “abc” is not a whole number; 999 is not between 0 and 255 (this model has 256 dimensions). "
+        "Showing the default four."
+    )
+    dims, note = chosen_dimensions("3, x, y, -1", 256)
+    assert dims == [3] and "“x”, “y” are not whole numbers; -1 is not between" in note and note.endswith("Showing 3.")

@@ -65,6 +65,25 @@ class PositionsTab(Panel):
         self.shuffle_btn.click(shuffled, page.inputs, self.shuffle_text, api_visibility="private", **LONG)
 
     def figures(self, explorer, n_positions: float, typed: str) -> Updates:
-        dims, note = render.chosen_dimensions(typed, explorer.checkpoint.model.config.d_model)
+        dims, note = chosen_dimensions(typed, explorer.checkpoint.model.config.d_model)
         table, curves, similarity = render.positional_figures(explorer, int(n_positions), dims)
         return {self.table: table, self.curves: curves, self.similarity: similarity, self.dims_note: escaped(note)}
+
+
+def chosen_dimensions(text: str, d_model: int) -> tuple[list[int], str]:
+    """The dimensions typed for the curves ("0, 1, 10 11" -> [0, 1, 10, 11]), and a note on what was left out and
+    why (not a whole number, or not a dimension of a `d_model`-wide encoding); none left: the default spread."""
+    words = (text or "").replace(",", " ").split()
+    numbers = [int(word) for word in words if word.lstrip("-").isdigit()]
+    dims = [x for x in numbers if 0 <= x < d_model]
+    problems = []
+    if not_numbers := [word for word in words if not word.lstrip("-").isdigit()]:
+        named = ", ".join(f"“{word[:20]}”" for word in not_numbers[:5])
+        problems.append(f"{named} {'is not a whole number' if len(not_numbers) == 1 else 'are not whole numbers'}")
+    if out_of_range := [x for x in numbers if not 0 <= x < d_model]:
+        named = ", ".join(map(str, out_of_range[:5]))
+        problems.append(f"{named} {'is' if len(out_of_range) == 1 else 'are'} not between 0 and {d_model - 1}")
+    if not problems:
+        return dims, ""
+    shown = "the default four" if not dims else ", ".join(map(str, dims))
+    return dims, f"Left out: {'; '.join(problems)} (this model has {d_model} dimensions). Showing {shown}."
