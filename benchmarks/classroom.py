@@ -125,14 +125,20 @@ async def page_cookies(http: httpx.AsyncClient, url: str) -> dict[str, str]:
     return {"Cookie": cookies} if cookies else {}
 
 
-async def answer_of(http: httpx.AsyncClient, url: str, session: str, dependency: dict, data: list,
-                    headers: dict[str, str] | None = None) -> list:  # fmt: skip
+async def answer_of(
+    http: httpx.AsyncClient, url: str, session: str, dependency: dict, data: list, headers: dict[str, str] | None = None
+) -> list:
     """What the browser does for an event: join the queue with the inputs' values `data` in the session `session`,
     then read the session's event stream until the event completes; the data of its last message (for a Run, the
     last of the messages it streams). `headers`: the browser's cookie, which keeps it on one server of several."""
     trigger = dependency["targets"][0][0] if dependency["targets"] else None
-    body = {"data": data, "event_data": None, "fn_index": dependency["id"], "trigger_id": trigger,
-            "session_hash": session}  # fmt: skip
+    body = {
+        "data": data,
+        "event_data": None,
+        "fn_index": dependency["id"],
+        "trigger_id": trigger,
+        "session_hash": session,
+    }
     joined = await http.post(f"{url}gradio_api/queue/join", json=body, headers=headers)
     joined.raise_for_status()
     event_id = joined.json()["event_id"]
@@ -372,8 +378,9 @@ def summary(tally: Tally) -> dict[str, Any]:
     return kinds
 
 
-async def classroom(url: str, pids: list[int], *, students: int, seconds: float, think_s: float,
-                    calibrate: int, expected: dict) -> dict[str, Any]:  # fmt: skip
+async def classroom(
+    url: str, pids: list[int], *, students: int, seconds: float, think_s: float, calibrate: int, expected: dict
+) -> dict[str, Any]:
     """One student alone (`calibrate` actions, no thinking), then the class for `seconds`."""
     limits = httpx.Limits(max_connections=4 * students + 8, max_keepalive_connections=2 * students + 8)
     # The students share one client, but not its cookies: each sends its own (`Student.open_page`), and the client
@@ -448,8 +455,15 @@ async def classroom(url: str, pids: list[int], *, students: int, seconds: float,
     }
 
 
-def run(*, students: int, seconds: float, think_s: float, calibrate: int, url: str | None = None,
-        pids: list[int] | None = None) -> dict[str, Any]:  # fmt: skip
+def run(
+    *,
+    students: int,
+    seconds: float,
+    think_s: float,
+    calibrate: int,
+    url: str | None = None,
+    pids: list[int] | None = None,
+) -> dict[str, Any]:
     """The benchmark: start the app unless `url` is given, and return the numbers."""
     expected = expected_answers()
     app = None
@@ -458,8 +472,17 @@ def run(*, students: int, seconds: float, think_s: float, calibrate: int, url: s
         ready_s = app.start()
         url, pids = app.url, [app.process.pid]
     try:
-        result = asyncio.run(classroom(url, pids or [], students=students, seconds=seconds, think_s=think_s,
-                                       calibrate=calibrate, expected=expected))  # fmt: skip
+        result = asyncio.run(
+            classroom(
+                url,
+                pids or [],
+                students=students,
+                seconds=seconds,
+                think_s=think_s,
+                calibrate=calibrate,
+                expected=expected,
+            )
+        )
     finally:
         if app is not None:
             app.close()
@@ -481,8 +504,14 @@ def main(argv: list[str] | None = None) -> None:
     if args.quick:
         args.students, args.seconds, args.calibrate = 6, 20, 60
     url = args.url if args.url is None or args.url.endswith("/") else args.url + "/"
-    result = run(students=args.students, seconds=args.seconds, think_s=args.think, calibrate=args.calibrate,
-                 url=url, pids=args.pid)  # fmt: skip
+    result = run(
+        students=args.students,
+        seconds=args.seconds,
+        think_s=args.think,
+        calibrate=args.calibrate,
+        url=url,
+        pids=args.pid,
+    )
     print(json.dumps(result, indent=2, ensure_ascii=False))
 
 

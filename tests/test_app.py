@@ -100,8 +100,7 @@ def test_a_cancelled_run_leaves_the_app_serving(client):
 def test_simultaneous_events_of_one_user_are_applied_one_at_a_time(client, registry):
     source = "three hundred and forty-two"
     alone = explorer_on(registry, source, steps=5)
-    settings = ["numbers-de", source, "greedy", 1.0, 0, 1.0, 0, 4, 64, True, True, True, 0, [], "cross", 0,
-                "average", "heatmap", False, "decoder.self_attention", 0, 0, 0]  # fmt: skip
+    settings = event_values(model="numbers-de", source=source)
     session = Client(client.src, verbose=False)
     session.predict(*settings, api_name="/reset")
     jobs = [session.submit(*settings, api_name="/step") for _ in range(4)]  # the quick queue runs two at once
@@ -257,8 +256,13 @@ def test_a_run_whose_page_is_closed_stops_decoding(client, slow_steps):
     import httpx
 
     run = next(fn for fn in app.demo.fns.values() if fn.api_name == "run")
-    body = {"data": [None, *RUN_SETTINGS], "event_data": None, "fn_index": run._id, "trigger_id": None,
-            "session_hash": "closed-tab"}  # fmt: skip
+    body = {
+        "data": [None, *RUN_SETTINGS],
+        "event_data": None,
+        "fn_index": run._id,
+        "trigger_id": None,
+        "session_hash": "closed-tab",
+    }
     with httpx.Client(base_url=client.src, timeout=10) as http:
         http.post("gradio_api/queue/join", json=body).raise_for_status()
         with http.stream("GET", "gradio_api/queue/data", params={"session_hash": "closed-tab"}) as stream:

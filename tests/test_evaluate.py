@@ -51,8 +51,22 @@ def test_a_model_trained_in_stages_lists_every_stage_in_its_card(tmp_path):
     folder = tmp_path / "numbers-de"
     shutil.copytree(SHIPPED, folder)
     selection = "the average of the last two snapshots."
-    main([str(folder), "--task", "numbers-de", "--limit", "4", "--write-card", "--run", str(first), "--run",
-          str(second), "--selection", selection])  # fmt: skip
+    main(
+        [
+            str(folder),
+            "--task",
+            "numbers-de",
+            "--limit",
+            "4",
+            "--write-card",
+            "--run",
+            str(first),
+            "--run",
+            str(second),
+            "--selection",
+            selection,
+        ]
+    )
     card = (folder / "MODEL_CARD.md").read_text()
     assert "- Stage 1 of 2: 700 steps" in card and "dropout 0.1, gradient" in card
     assert "- Stage 2 of 2: continued from the weights of `checkpoints/x`; 300 steps" in card
@@ -83,8 +97,21 @@ def test_evaluate_reports_both_test_sets_greedy_and_beam_and_records_ablations(t
     folder = tmp_path / "numbers-de"
     shutil.copytree(SHIPPED, folder)
     ablations = tmp_path / "ablations.jsonl"
-    main([str(folder), "--corpus", str(corpus), "--split", "dev", "--beam", "2", "--lever", "beam width: 2",
-          "--ablations", str(ablations)])  # fmt: skip
+    main(
+        [
+            str(folder),
+            "--corpus",
+            str(corpus),
+            "--split",
+            "dev",
+            "--beam",
+            "2",
+            "--lever",
+            "beam width: 2",
+            "--ablations",
+            str(ablations),
+        ]
+    )
     printed = capsys.readouterr().out
     assert 'everyday {"n": 3, "bleu"' in printed and '"beam_chrf": 100.0' in printed
     record = json.loads(ablations.read_text())

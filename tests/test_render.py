@@ -80,9 +80,12 @@ def test_the_comparison_names_the_next_token_and_counts_heads_in_words(explorer)
 
 @pytest.mark.parametrize(
     "kind, expected",
-    [("sinusoidal_interleaved", [0, 64, 128, 254]), ("sinusoidal_concat", [0, 32, 64, 127]),
-     ("learned", [0, 64, 128, 255])],
-)  # fmt: skip
+    [
+        ("sinusoidal_interleaved", [0, 64, 128, 254]),
+        ("sinusoidal_concat", [0, 32, 64, 127]),
+        ("learned", [0, 64, 128, 255]),
+    ],
+)
 def test_the_default_curves_spread_from_the_fastest_to_the_slowest_wave(kind, expected):
     assert render.spread_dimensions(kind, 256) == expected
 
@@ -144,8 +147,10 @@ def test_the_three_families_view_shows_one_layer_in_every_family(explorer):
     figure = render.attention_figure(snapshot, explorer.state.replace(view="families", layer=1, head=3))
     heatmaps = [t for t in figure.data if t.name != "masked"]
     assert [t.z.shape for t in heatmaps] == [
-        tuple(snapshot.encoder.shape[2:]), tuple(snapshot.decoder_self.shape[2:]), tuple(snapshot.cross.shape[2:])
-    ]  # fmt: skip
+        tuple(snapshot.encoder.shape[2:]),
+        tuple(snapshot.decoder_self.shape[2:]),
+        tuple(snapshot.cross.shape[2:]),
+    ]
     np.testing.assert_allclose(heatmaps[2].z, snapshot.cross[1, 3].numpy())
     assert any(t.name == "masked" for t in figure.data)  # the causal mask, grey
     assert "layer 1, head 3" in figure.layout.title.text.lower()
@@ -159,8 +164,9 @@ def test_the_alignment_view_draws_the_written_piece_shifted_by_one(explorer):
     assert written[:-1] == snapshot.target_tokens[1:] and written[-1] == "(choosing now)"
     figure = render.alignment_figure(snapshot, explorer.state.replace(view="alignment", layer=1))
     assert len(figure.layout.xaxis.ticktext) == len(snapshot.target_tokens)  # the written pieces, along the bottom
-    assert re.fullmatch(r"Cross-attention as alignment, layer 1( \(the most peaked\))?, average of the heads",
-                        figure.layout.title.text)  # fmt: skip
+    assert re.fullmatch(
+        r"Cross-attention as alignment, layer 1( \(the most peaked\))?, average of the heads", figure.layout.title.text
+    )
     assert "shift by one" in render.attention_caption(snapshot, explorer.state.replace(view="alignment"))
     finished = Explorer(explorer.registry, explorer.state.replace(choices=()))
     for _ in finished.run():

@@ -257,8 +257,9 @@ def add_norm(residual_module: Residual, residual: Tensor, sublayer: Tensor) -> A
     normalised_input = residual if pre else total
     normalised, mean, variance = layer_norm(normalised_input, norm)
     out = total if pre else normalised
-    return AddNormStage(pre, residual, sublayer, total, normalised_input, mean, variance, norm.weight, norm.bias,
-                        normalised, out)  # fmt: skip
+    return AddNormStage(
+        pre, residual, sublayer, total, normalised_input, mean, variance, norm.weight, norm.bias, normalised, out
+    )
 
 
 def feed_forward(ffn: FeedForward, x: Tensor, activation: str) -> FeedForwardStage:
