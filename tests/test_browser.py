@@ -175,7 +175,8 @@ def test_a_plot_redrawn_while_its_tab_is_hidden_fills_its_width_when_shown(page)
 def test_the_teacher_forced_table_shows_tokens_as_they_are(page):
     """Issue 13: `<s>` in a code span was escaped twice and shown as `&lt;s&gt;`."""
     step(page)
-    open_tab(page, "Masks and heads")
+    open_tab(page, "Masks and heads")  # drawn as it opens: the table comes a moment later
+    page.wait_for_function("() => document.querySelector('#teacher-forced').innerText.includes('predicts next')")
     table = page.locator("#teacher-forced").inner_text()
     assert "<s>" in table and "&lt;" not in table and "&amp;" not in table
 
