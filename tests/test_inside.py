@@ -6,21 +6,10 @@ from __future__ import annotations
 import html
 import itertools
 import re
-from pathlib import Path
 
 import pytest
 
-from explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry, figures, inside, stages
-
-CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
-
-
-@pytest.fixture(scope="module")
-def explorer():
-    e = Explorer(ModelRegistry(CHECKPOINTS), ExplorerState(model="numbers-de", source="three hundred and forty-two"))
-    e.step()
-    e.step()
-    return e
+from explorer import Explorer, ExplorerError, ExplorerState, figures, inside, stages
 
 
 @pytest.mark.parametrize("stage", stages.STAGES)

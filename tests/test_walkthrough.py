@@ -5,29 +5,13 @@ from __future__ import annotations
 
 import html
 import re
-from pathlib import Path
 
 import pytest
 
 from explorer import Explorer, ExplorerState, ModelRegistry, inside, walkthrough
 from explorer.state import STAGES
-from tests.conftest import tiny_model
+from tests.conftest import CHECKPOINTS, tiny_model
 from transformer.checkpoint import load_checkpoint, save_checkpoint
-
-CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
-
-
-@pytest.fixture(scope="module")
-def registry():
-    return ModelRegistry(CHECKPOINTS)
-
-
-@pytest.fixture(scope="module")
-def explorer(registry):
-    e = Explorer(registry, ExplorerState(model="numbers-de", source="three hundred and forty-two"))
-    for _ in range(3):
-        e.step()
-    return e
 
 
 def numbers(text: str) -> list[float]:
