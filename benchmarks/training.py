@@ -81,7 +81,7 @@ class TorchTransformer(torch.nn.Module):
 
 def training_batch(config: TransformerConfig, batch_tokens: int, seed: int):
     """Sentence pairs of 10-30 tokens up to `batch_tokens` target tokens, as (src, tgt_in, labels, n_tokens)."""
-    from transformer.training.train import collate
+    from transformer.training.batches import collate
 
     generator = torch.Generator().manual_seed(seed)
     examples, total = [], 0

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 from transformer.training.evaluate import main, score
+from transformer.training.settings import TrainSettings
 
 SHIPPED = Path(__file__).resolve().parent.parent / "checkpoints" / "numbers-de"
 
@@ -32,8 +33,6 @@ def test_evaluate_writes_a_model_card_from_its_measurements(tmp_path, capsys):
 
 
 def test_a_model_trained_in_stages_lists_every_stage_in_its_card(tmp_path):
-    from transformer.training.train import TrainSettings
-
     def fake_run(name: str, steps: int, hours: float, **settings) -> Path:
         run = tmp_path / name
         run.mkdir()

@@ -15,20 +15,9 @@ import torch
 
 from tests.conftest import ENGLISH, GERMAN
 from transformer.checkpoint import load_checkpoint
-from transformer.training.train import (
-    BOS,
-    DEFAULT_MODEL,
-    EOS,
-    PAD,
-    TrainSettings,
-    collate,
-    command_line,
-    cpu_threads,
-    learning_rate,
-    make_batches,
-    parse_args,
-    train,
-)
+from transformer.training.distributed import cpu_threads
+from transformer.training.settings import TrainSettings, command_line, parse_args
+from transformer.training.train import learning_rate, train
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -79,24 +68,6 @@ def test_learning_rate_follows_the_paper():
     assert learning_rate(4 * warmup, d, warmup) == pytest.approx(peak / 2)
 
 
-def test_batches_respect_the_token_budget_and_cover_every_example_once():
-    examples = [([5] * (i % 13 + 1), [6] * (i % 7 + 2)) for i in range(300)]
-    batches = make_batches(examples, batch_tokens=120, seed=1, epoch=0)
-    assert sorted(i for b in batches for i in b) == list(range(300))
-    for batch in batches:
-        longest = max(max(len(examples[i][0]), len(examples[i][1]) + 1) for i in batch)
-        assert len(batch) * longest <= 120
-    assert batches == make_batches(examples, 120, seed=1, epoch=0)
-    assert batches != make_batches(examples, 120, seed=1, epoch=1)
-
-
-def test_collate_shifts_the_target_right_behind_the_start_token():
-    src, tgt_in, labels = collate([([7, 8, EOS], [9, 10, EOS]), ([7, EOS], [11, EOS])])
-    assert src.tolist() == [[7, 8, EOS], [7, EOS, PAD]]
-    assert tgt_in.tolist() == [[BOS, 9, 10], [BOS, 11, PAD]]
-    assert labels.tolist() == [[9, 10, EOS], [11, EOS, PAD]]
-
-
 def test_a_short_run_lowers_the_loss_and_exports_a_loadable_checkpoint(corpus, tmp_path):
     run = settings(corpus, tmp_path / "run", steps=60, eval_every=30, export=str(tmp_path / "export"), warmup=20)
     train(run, quiet=True)
@@ -126,12 +97,6 @@ def test_a_run_folder_refuses_other_settings(corpus, tmp_path):
         train(settings(corpus, tmp_path / "run", steps=1, d_model=32), quiet=True)
 
 
-def test_command_line_parses_into_settings(corpus, tmp_path):
-    parsed = parse_args(["--out", str(tmp_path), "--corpus", str(corpus), "--steps", "5", "--no-shared-vocab"])
-    separate = dataclasses.replace(DEFAULT_MODEL, share_embeddings=False)
-    assert parsed == TrainSettings(out=str(tmp_path), corpus=str(corpus), steps=5, model=separate)
-
-
 def test_activation_dropout_reaches_the_model_and_an_older_run_folder_still_resumes(corpus, tmp_path):
     settings = parse_args(["--out", str(tmp_path), "--corpus", str(corpus), "--activation-dropout", "0.1"])
     assert settings.model.activation_dropout == 0.1
@@ -142,25 +107,6 @@ def test_activation_dropout_reaches_the_model_and_an_older_run_folder_still_resu
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "settings.json").write_text(json.dumps(older))
     train(TrainSettings.from_dict(older), quiet=True)  # same settings: no "other settings" error
-
-
-def test_the_settings_are_flat_on_disk_with_the_model_embedded_as_its_config(tmp_path):
-    settings = TrainSettings.from_dict({"out": str(tmp_path), "task": "numbers-de", "vocab_size": 400, "d_model": 128})
-    assert settings.model == dataclasses.replace(DEFAULT_MODEL, src_vocab_size=400, tgt_vocab_size=400, d_model=128)
-    flat = settings.to_dict()
-    assert list(flat)[5:9] == ["init_from", "vocab_size", "shared_vocab", "d_model"]  # the model's where it stands
-    assert "model" not in flat and TrainSettings.from_dict(flat) == settings
-    with pytest.raises(ValueError, match="unknown training setting"):
-        TrainSettings.from_dict({**flat, "d_modle": 64})
-
-
-def test_the_settings_shipped_with_en_de_are_read_as_they_were_written():
-    """Each training stage's settings.json (older ones lack options added since) reads back to the same values."""
-    for path in sorted((ROOT / "checkpoints" / "en-de").glob("*settings.json")):
-        stored = json.loads(path.read_text())
-        flat = TrainSettings.from_dict(stored).to_dict()
-        assert {name: flat[name] for name in stored} == stored, path.name
-        assert flat["d_model"] == 256 and flat["shared_vocab"] is True
 
 
 def test_threads_come_from_omp_num_threads_else_the_cores_shared_among_processes():
@@ -192,14 +138,6 @@ def test_two_torchrun_processes_equal_one_process_on_the_same_global_batches(cor
             # gradient is 0, and Adam (eps 1e-9) turns the ~1e-9 rounding noise into full-size steps.
             continue
         torch.testing.assert_close(distributed["model"][name], value, atol=1e-5, rtol=1e-4)
-
-
-def test_command_line_reproduces_the_settings(corpus, tmp_path):
-    original = settings(corpus, tmp_path / "run", shared_vocab=False, lr_scale=0.5)
-    command = command_line(original)
-    assert command.startswith("python -m transformer.training.train --out ")
-    assert "--no-shared-vocab" in command and "--lr-scale 0.5" in command and "--seed" not in command
-    assert parse_args(command.split()[3:]) == original
 
 
 def test_init_from_continues_from_a_checkpoints_weights_and_tokenizer(corpus, tmp_path):
@@ -235,29 +173,6 @@ def test_snapshots_are_kept_and_averaged(corpus, tmp_path):
     first, second = load_file(str(snapshots[-2])), load_file(str(snapshots[-1]))
     for name in first:
         torch.testing.assert_close(mean[name], (first[name] + second[name]) / 2)
-
-
-def test_subword_regularisation_samples_segmentations_seeded_by_the_batch(corpus, tmp_path):
-    """`subword_alpha` > 0: each batch's sentences are segmented by a seeded random draw (Kudo 2018), the same
-    for the same (seed, epoch, batch), different from the usual one, and always decoding to the same text."""
-    from transformer.training import train as training
-
-    run = settings(corpus, tmp_path / "run", subword_alpha=0.2, steps=1)
-    train(run, quiet=True)  # a run folder with its tokenizer
-    pairs = training.load_pairs(run)["train"]
-    tokenizer = training.prepare_tokenizer(tmp_path / "run", pairs, run)
-    kept = training.encoded_pairs(tokenizer, pairs, run.max_len)
-    examples = [example for _, example in kept]
-    resample = training.resampler(tokenizer, kept, run)
-    first = next(training.batches_from(examples, run, 0, 0, resample))
-    again = next(training.batches_from(examples, run, 0, 0, resample))
-    usual = next(training.batches_from(examples, run, 0, 0))
-    assert first == again  # the same draw for the same batch: resuming and every process agree
-    assert first[2] != usual[2]  # a draw other than the most probable segmentation
-    for (source, target), (usual_source, usual_target) in zip(first[2], usual[2], strict=True):
-        assert tokenizer.decode_target(target[:-1]) == tokenizer.decode_target(usual_target[:-1])
-        assert len(source) <= run.max_len and source[-1] == usual_source[-1]  # </s> still ends the source
-    assert training.TrainSettings(out="x").subword_alpha == 0.0  # off unless asked for
 
 
 def test_resuming_with_subword_regularisation_gives_the_same_model(corpus, tmp_path):

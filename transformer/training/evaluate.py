@@ -26,6 +26,7 @@ from ..checkpoint import CARD, Checkpoint, load_checkpoint
 from ..decoding import BeamSearch, generate, generate_batch
 from ..model import Transformer, TransformerConfig
 from ..tokenizer import Tokenizer
+from .settings import TrainSettings, command_line
 
 # The model card is `model_card.md.j2`, filled from one dict of numbers (`card_numbers`). Block tags on lines of
 # their own leave no trace, so the template reads as the Markdown it writes.
@@ -147,8 +148,6 @@ def evaluate(
 def read_run(run: Path | None) -> dict:
     """A training run folder's settings (as flat as settings.json and with the command that reproduces them), its
     last training log record and its best dev record, for the model card; {} without a run."""
-    from .train import TrainSettings, command_line  # not at the top: train imports this module, for its scoring
-
     if run is None or not (run / "settings.json").exists():
         return {}
     settings = TrainSettings.from_dict(json.loads((run / "settings.json").read_text()))
