@@ -17,6 +17,8 @@ from tests.conftest import explorer_on
 from ui.settings import event_values
 from ui.tabs import TABS
 
+pytestmark = pytest.mark.slow  # the app's server runs in this process, and its runs stream through the queue
+
 
 def sent_index(elem_id: str) -> int:
     """Where the answer of the page's events, as gradio_client returns it, holds the component `elem_id`: the

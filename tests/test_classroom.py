@@ -5,9 +5,12 @@ count as errors."""
 
 from __future__ import annotations
 
+import pytest
+
 from benchmarks import classroom
 
 
+@pytest.mark.slow
 def test_a_small_class_gets_exactly_what_each_student_would_get_alone():
     report = classroom.run(students=4, seconds=12, think_s=0.3, calibrate=40)
     assert report["errors"] == 0, report["first_errors"]

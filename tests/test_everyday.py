@@ -80,6 +80,7 @@ def test_no_authored_pair_is_in_the_everyday_set(authored, everyday):
     assert not [row for row in authored if norm_key(row.german) in held_out_german]
 
 
+@pytest.mark.slow
 def test_the_corpus_train_split_has_no_everyday_sentence_or_near_duplicate(everyday):
     corpus = load_corpus(ROOT / "data" / "en-de")
     dev, test = split_everyday(everyday, seed=0)

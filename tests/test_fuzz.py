@@ -76,6 +76,7 @@ def test_text_longer_in_tokens_than_the_positions_gets_a_clear_message():
         Explorer(REGISTRY, ExplorerState(model="numbers-de", source=source)).snapshot()
 
 
+@pytest.mark.slow
 @FAST
 @given(st.text(max_size=80))
 def test_any_text_is_translated_or_refused_with_a_message(source):
@@ -218,7 +219,7 @@ ExplorerMachine.TestCase.settings = settings(
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow],
 )
-test_any_sequence_of_actions_keeps_the_explorer_consistent = ExplorerMachine.TestCase
+test_any_sequence_of_actions_keeps_the_explorer_consistent = pytest.mark.slow(ExplorerMachine.TestCase)
 
 
 @FAST

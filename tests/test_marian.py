@@ -58,6 +58,7 @@ def test_greedy_output_matches_generate(marian):
         assert all(t == ours.model.config.pad_id for t in expected[len(decoding.output_ids) :])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width, length_penalty", [(2, 1.0), (4, 1.0), (3, 0.6)])
 def test_beam_search_output_matches_generate(marian, width, length_penalty):
     folder, hf = marian

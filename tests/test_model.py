@@ -224,6 +224,7 @@ VARIANTS = list(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("norm, positions, activation", VARIANTS)
 def test_every_variant_learns_to_copy(norm, positions, activation):
     """A few dozen Adam steps on a copy task lower the loss a lot: every combination can be trained."""

@@ -78,6 +78,7 @@ def test_the_readmes_memory_under_a_class_is_the_measured_one():
     assert f"levels off at {last} MB" in README
 
 
+@pytest.mark.slow
 def test_the_readme_gives_the_number_of_tests_the_suite_collects():
     """ "runs N tests": the number `python -m pytest --collect-only` counts (the README said 640 when 671 ran)."""
     import subprocess

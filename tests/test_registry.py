@@ -156,6 +156,7 @@ def test_with_an_empty_cache_the_page_opens_on_the_built_in_model_at_once(tmp_pa
     assert cached_registry(tmp_path / "empty").default() == ("en-de", "")
 
 
+@pytest.mark.slow
 def test_the_app_opens_on_the_cached_opus_mt_offline(tmp_path):
     """The whole app, in its own process, with a temporary Hugging Face cache (HF_HUB_CACHE, HF_HUB_OFFLINE=1)."""
     import os

@@ -116,6 +116,7 @@ def test_untrained_twins_cost_no_disk():
         assert sorted(f.name for f in (CHECKPOINTS / twin).iterdir()) == ["MODEL_CARD.md", "twin.json"]
 
 
+@pytest.mark.slow
 def test_a_twin_has_the_same_weights_on_every_machine():
     """The twin's weights are pinned bit for bit, and stay so when PyTorch's CPU kernels are the plain ones (no
     AVX2), which draw other random numbers than the AVX2 kernels of most machines."""

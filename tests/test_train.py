@@ -97,6 +97,7 @@ def test_a_run_folder_refuses_other_settings(corpus, tmp_path):
         train(settings(corpus, tmp_path / "run", steps=1, d_model=32), quiet=True)
 
 
+@pytest.mark.slow
 def test_activation_dropout_reaches_the_model_and_an_older_run_folder_still_resumes(corpus, tmp_path):
     settings = parse_args(["--out", str(tmp_path), "--corpus", str(corpus), "--activation-dropout", "0.1"])
     assert settings.model.activation_dropout == 0.1
@@ -119,6 +120,7 @@ def test_threads_come_from_omp_num_threads_else_the_cores_shared_among_processes
     assert cpu_threads({"OMP_NUM_THREADS": "0"}) == cores
 
 
+@pytest.mark.slow
 def test_two_torchrun_processes_equal_one_process_on_the_same_global_batches(corpus, tmp_path):
     config = settings(corpus, tmp_path / "ddp", dropout=0.0, steps=4)
     args = [f"--{k.replace('_', '-')}={v}" for k, v in config.to_dict().items() if v is not None]
@@ -157,6 +159,7 @@ def test_init_from_continues_from_a_checkpoints_weights_and_tokenizer(corpus, tm
         train(settings(corpus, tmp_path / "other", d_model=32, init_from=str(tmp_path / "export")), quiet=True)
 
 
+@pytest.mark.slow
 def test_snapshots_are_kept_and_averaged(corpus, tmp_path):
     from safetensors.torch import load_file
 
@@ -175,6 +178,7 @@ def test_snapshots_are_kept_and_averaged(corpus, tmp_path):
         torch.testing.assert_close(mean[name], (first[name] + second[name]) / 2)
 
 
+@pytest.mark.slow
 def test_resuming_with_subword_regularisation_gives_the_same_model(corpus, tmp_path):
     straight = train(settings(corpus, tmp_path / "straight", subword_alpha=0.2), quiet=True)
     interrupted = settings(corpus, tmp_path / "resumed", subword_alpha=0.2)
