@@ -1,8 +1,8 @@
 """End to end in headless Chromium (Debian's chromium, driven by Playwright): the real app, the real page.
 
-Screenshots go to test-artifacts/. The app runs in its own process, as a user would start it, once for the module;
-every test opens pages of its own, so that the tests pass in any order (`python -m pytest` lists them in their
-order in this file; pass their ids in another order to check).
+Screenshots go to test-artifacts/. The app runs in its own process, as a user would start it, once for the module.
+Every test opens pages of its own, so that the tests pass in any order: to check, give pytest their ids in another
+order, e.g. `python -m pytest $(python -m pytest tests/test_browser.py --collect-only -q | grep :: | tac)`.
 """
 
 from __future__ import annotations
