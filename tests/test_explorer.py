@@ -201,3 +201,37 @@ def test_without_the_causal_mask_the_table_the_chart_and_step_agree(registry):
         assert snapshot.predictions[-1] == snapshot.candidate_tokens[0]  # the last row is the next-token chart's pick
         e.step()
         assert e.checkpoint.tokenizer.target_piece(e.decoding.output_ids[-1]) == snapshot.candidate_tokens[0]
+
+
+# A link made before the settings were declared once (issue 23, at cc9d810): every setting not at its default.
+OLD_LINK = (
+    "eyJtb2RlbCI6Im51bWJlcnMtZGUiLCJzb3VyY2UiOiJ0aHJlZSBodW5kcmVkIGFuZCBmb3J0eS10d28iLCJzdHJhdGVneSI6ImJlYW0iLCJ0ZW1wZXJh"
+    "dHVyZSI6MS4wLCJ0b3BfayI6MCwidG9wX3AiOjEuMCwic2VlZCI6MCwiYmVhbV93aWR0aCI6MywibWF4X291dHB1dF90b2tlbnMiOjY0LCJjYXVzYWxf"
+    "bWFzayI6ZmFsc2UsInBhZGRpbmdfbWFzayI6dHJ1ZSwicG9zaXRpb25zIjp0cnVlLCJwYWRfdG8iOjAsInNpbGVuY2VkIjpbWyJjcm9zcyIsMCwxXV0s"
+    "ImNob2ljZXMiOltudWxsLDEyXSwiZmFtaWx5IjoiZGVjb2Rlcl9zZWxmIiwibGF5ZXIiOjEsImhlYWQiOm51bGwsImdyaWQiOnRydWUsInRhYiI6Imlu"
+    "c2lkZSIsInZpZXciOiJmYW1pbGllcyIsInByZXNlbnRhdGlvbiI6dHJ1ZSwic3RhZ2UiOiJlbmNvZGVyLmZmbiIsInN0YWdlX2xheWVyIjoxLCJzdGFn"
+    "ZV9oZWFkIjoxLCJzdGFnZV9wb3NpdGlvbiI6Mn0"
+)
+
+
+def test_a_link_made_before_the_tidy_opens_the_same_view():
+    state = ExplorerState(
+        model="numbers-de",
+        source="three hundred and forty-two",
+        strategy="beam",
+        beam_width=3,
+        causal_mask=False,
+        silenced=frozenset({("cross", 0, 1)}),
+        choices=(None, 12),
+        family="decoder_self",
+        layer=1,
+        grid=True,
+        tab="inside",
+        view="families",
+        presentation=True,
+        stage="encoder.ffn",
+        stage_layer=1,
+        stage_head=1,
+        stage_position=2,
+    )
+    assert ExplorerState.from_link(OLD_LINK) == state and state.to_link() == OLD_LINK

@@ -78,18 +78,25 @@ def test_the_readmes_memory_under_a_class_is_the_measured_one():
     assert f"levels off at {last} MB" in README
 
 
-@pytest.mark.slow
-def test_the_readme_gives_the_number_of_tests_the_suite_collects():
-    """ "runs N tests": the number `python -m pytest --collect-only` counts (the README said 640 when 671 ran)."""
+def collected(*options: str) -> str:
+    """The last line of `python -m pytest --collect-only` with `options`."""
     import subprocess
     import sys
 
+    command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *options]
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300).stdout.splitlines()[-1]
+
+
+@pytest.mark.slow
+def test_the_readme_gives_the_number_of_tests_the_suite_collects():
+    """ "runs N tests": the number `python -m pytest --collect-only` counts (the README said 640 when 671 ran); and
+    the number of fast tests the README's command for them runs."""
     said = int(re.search(r"`python -m pytest` runs ([\d,]+) tests", README)[1].replace(",", ""))
-    collected = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
-    ).stdout  # fmt: skip
-    if "skipped" in collected.splitlines()[-1]:  # a machine without Chromium collects no browser test
+    everything = collected()
+    if "skipped" in everything:  # a machine without Chromium collects no browser test
         pytest.skip("some test modules are skipped here: the count is CI's")
-    counted = int(re.search(r"(\d+) tests? collected", collected)[1])
-    assert said == counted
+    assert said == int(re.search(r"(\d+) tests? collected", everything)[1])
+    fast = re.search(r"`python -m pytest -m \"(not slow and not browser)\"` \(([\d,]+) tests", README)
+    assert fast, "the README says how to run the fast tests, and how many there are"
+    counted = re.search(r"(\d+)/\d+ tests collected", collected("-m", fast[1]))
+    assert int(fast[2].replace(",", "")) == int(counted[1])
