@@ -32,7 +32,7 @@ pytestmark = pytest.mark.browser
 
 @pytest.fixture(scope="module")
 def app_url():
-    """`python app.py` in its own process, started as the app benchmark starts it (`benchmarks.app_bench.App`: a free
+    """`python app.py` in its own process, started as the benchmarks start it (`benchmarks.real_app.App`: a free
     port, no network, its output in a log file rather than a pipe nobody reads)."""
     app = App()
     try:
