@@ -28,6 +28,7 @@ from transformer.model import HeadRef
 NOT_CONTROLS = ("choices", "grid", "tab")
 NAMES = tuple(field.name for field in dataclasses.fields(ExplorerState) if field.name not in NOT_CONTROLS)
 _TYPES = typing.get_type_hints(ExplorerState)
+DEFAULT_STATE = ExplorerState()  # every setting at its default
 
 # ---- the head controls' words --------------------------------------------------------------------------------------
 
@@ -132,7 +133,6 @@ def control_values(state: ExplorerState) -> dict[str, Any]:
     return values
 
 
-DEFAULT_STATE = ExplorerState()
 DEFAULTS = control_values(DEFAULT_STATE)  # each control's first value
 
 
