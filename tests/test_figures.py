@@ -318,6 +318,9 @@ def test_positional_curves_draw_the_chosen_columns(table):
         np.testing.assert_array_equal(trace.y, table[:, d].numpy())
     with pytest.raises(ValueError, match=r"dims \[16\] out of range"):
         figures.positional_curves(table, [16])
+    # The legend sits above the plot, below the title: a fourth curve wraps it to a second row, given room too (its
+    # second row ran into the title at 1024 px).
+    assert figures.positional_curves(table, [0, 1, 8, 9]).layout.margin.t == fig.layout.margin.t + 28
 
 
 def test_position_similarity_cosine_and_dot(table):
@@ -329,6 +332,8 @@ def test_position_similarity_cosine_and_dot(table):
     assert fig.data[0].colorbar.title.text == "cosine similarity"
     assert (fig.data[0].zmin, fig.data[0].zmax) == (-1.0, 1.0)
     assert fig.layout.yaxis.autorange == "reversed"
+    # square cells: a side longer than the other shrinks, rather than show positions -10 or 60 of a 50-row table
+    assert fig.layout.xaxis.scaleanchor == "y" and fig.layout.xaxis.constrain == fig.layout.yaxis.constrain == "domain"
     dot = figures.position_similarity(table, metric="dot")
     np.testing.assert_allclose(np.diag(dot.data[0].z), 8.0, atol=1e-5)  # sin² + cos² for each of 8 frequencies
     assert dot.data[0].zmax == pytest.approx(8.0, abs=1e-5) and dot.data[0].colorbar.title.text == "dot product"

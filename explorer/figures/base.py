@@ -86,6 +86,9 @@ VALUE_TEXT_MAX = 12  # write the weight in each cell only when both sides have a
 GRID_TICK_MAX = 24  # small multiples: tick labels only when a side has at most this many tokens
 
 _TOP_LEGEND = {"orientation": "h", "x": 0, "xanchor": "left", "y": 1.0, "yanchor": "bottom"}  # under the title
+# The entries a top legend holds on one row in a half-width column (the Positions tab's curves, at 1024 px): a
+# fourth wraps to a second row, which the top margin must hold too, or it runs into the title.
+_LEGEND_PER_ROW = 3
 _NEWLINES = re.compile(r"\r\n?|\n")
 _HOVER_ATTENTION = "query %{y}<br>key %{x}<br>weight %{z:.3f}"
 
@@ -215,7 +218,8 @@ def trace(kind: str, **properties: Any) -> dict[str, Any]:
 def _figure(data: Sequence[Any], title: str, height: int, *, xaxis: dict, yaxis: dict, **layout: Any) -> Figure:
     """The figure, with the layout every figure shares: template, escaped short title, fixed height, tight
     margins."""
-    top = (40 if title else 20) + (28 if layout.get("legend") is _TOP_LEGEND else 0)
+    legend_rows = -(-len(data) // _LEGEND_PER_ROW) if layout.get("legend") is _TOP_LEGEND else 0
+    top = (40 if title else 20) + 28 * legend_rows
     shared = {
         "template": TEMPLATE,
         "title": {"text": escape_label(title), "x": 0.01, "xanchor": "left", "font": {"size": 14}},

@@ -107,5 +107,12 @@ def position_similarity(table: Any, *, metric: str = "cosine", title: str = "", 
             "scaleanchor": "y",
             "constrain": "domain",
         },
-        yaxis={"title": _title("position"), "autorange": "reversed", "showgrid": False, "zeroline": False},
+        # Square cells: whichever side is longer gives up room (`constrain`), never showing positions that do not exist.
+        yaxis={
+            "title": _title("position"),
+            "autorange": "reversed",
+            "showgrid": False,
+            "zeroline": False,
+            "constrain": "domain",
+        },
     )
