@@ -320,7 +320,8 @@ def test_positional_curves_draw_the_chosen_columns(table):
         figures.positional_curves(table, [16])
     # The legend sits above the plot, below the title: a fourth curve wraps it to a second row, given room too (its
     # second row ran into the title at 1024 px).
-    assert figures.positional_curves(table, [0, 1, 8, 9]).layout.margin.t == fig.layout.margin.t + 28
+    four = figures.positional_curves(table, [0, 1, 8, 9], title="low and high frequencies")
+    assert four.layout.margin.t == fig.layout.margin.t + 28
 
 
 def test_position_similarity_cosine_and_dot(table):
