@@ -191,10 +191,10 @@ class Settings:
 
     model: str
     source: str
-    causal_mask: bool = True
-    family: str = "cross"
-    layer: int = 0
-    head: str = "average"
+    causal_mask: bool = DEFAULTS["causal_mask"]
+    family: str = DEFAULTS["family"]
+    layer: int = DEFAULTS["layer"]
+    head: str = DEFAULTS["head"]
 
     def value(self, name: str) -> Any:
         """The value of the control of the setting `name`: the student's own, or the page's default."""
