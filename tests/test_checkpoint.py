@@ -108,6 +108,16 @@ def test_marian_import_can_be_saved_in_our_format(marian, tmp_path):
     assert load_pretrained(tmp_path / "converted").model.config == imported.model.config
 
 
+@pytest.mark.parametrize("name", ["en-de", "en-de-untrained", "numbers-de", "numbers-de-untrained"])
+def test_load_pretrained_loads_every_shipped_folder_as_load_checkpoint_does(name):
+    """An untrained twin has twin.json, not config.json: it was read as a Marian folder, and failed."""
+    from tests.conftest import CHECKPOINTS
+
+    loaded, expected = load_pretrained(CHECKPOINTS / name), load_checkpoint(CHECKPOINTS / name)
+    assert loaded.model.config == expected.model.config
+    torch.testing.assert_close(loaded.model.state_dict(), expected.model.state_dict(), rtol=0, atol=0)
+
+
 @pytest.fixture
 def saved(own_tokenizer, tmp_path):
     return save_checkpoint(model=own_model(own_tokenizer), tokenizer=own_tokenizer, folder=tmp_path / "ckpt")

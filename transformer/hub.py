@@ -11,7 +11,7 @@ from pathlib import Path
 
 import torch
 
-from .checkpoint import FORMAT, Checkpoint, CheckpointError, load_checkpoint, read_json
+from .checkpoint import FORMAT, TWIN, Checkpoint, CheckpointError, load_checkpoint, read_json
 from .marian import load_marian
 
 # What a Marian model needs besides its weights (model.safetensors, else pytorch_model.bin).
@@ -69,9 +69,9 @@ def download_marian(repo_id: str, *, revision: str | None = None, cache_dir: str
 def load_pretrained(name: str | Path, device: str | torch.device = "cpu") -> Checkpoint:
     """Load a model by folder (ours or Marian's layout) or by Hub repo id."""
     path = Path(name)
-    if path.is_dir():
-        config = read_json(path / "config.json")
-        return load_checkpoint(path, device) if config.get("format") == FORMAT else load_marian(path, device)
+    if path.is_dir():  # ours (a checkpoint, or an untrained twin, which has no config.json), else Marian's
+        ours = (path / TWIN).is_file() or read_json(path / "config.json").get("format") == FORMAT
+        return load_checkpoint(path, device) if ours else load_marian(path, device)
     return load_hub_model(str(name), device)
 
 
