@@ -10,8 +10,8 @@ to be trained before the first step: every task has a fixed vocabulary (`Vocabul
   can answer: the encoder's self-attention has to gather a digit's equals first;
 - numbers-de, dates-de: `transformer.training.synthetic`'s tasks, one character per symbol.
 
-Held-out pairs: a source goes to "test" or "dev" by the hash of its text (`synthetic.split_of`), so no source of the
-held-out splits is ever trained on, however many pairs are drawn.
+Held-out pairs: a digit sequence goes to "test" or "dev" by the hash of its text (`synthetic.split_of`), a number or
+a date as `synthetic` holds it out; no source of the held-out splits is ever trained on, however many pairs are drawn.
 """
 
 from __future__ import annotations
@@ -21,9 +21,10 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
+from functools import cached_property
 
 from .settings import BOS, EOS, PAD, UNK
-from .synthetic import DATES, NUMBERS, SPLITS, long_date, number_words, split_of
+from .synthetic import SPLITS, get_task, long_date, split_items, split_of
 
 SPECIALS = tuple(piece for _, piece in sorted({PAD: "<pad>", UNK: "<unk>", BOS: "<s>", EOS: "</s>"}.items()))
 
@@ -42,10 +43,13 @@ class Vocabulary:
     def piece(self, token_id: int) -> str:
         return SPECIALS[token_id] if token_id < len(SPECIALS) else self.symbols[token_id - len(SPECIALS)]
 
+    @cached_property
+    def ids(self) -> dict[str, int]:
+        return {symbol: i + len(SPECIALS) for i, symbol in enumerate(self.symbols)}
+
     def encode(self, symbols: Sequence[str]) -> list[int]:
         """The ids of `symbols` (`<unk>` for a symbol the task does not have), without `</s>`."""
-        index = {symbol: i + len(SPECIALS) for i, symbol in enumerate(self.symbols)}
-        return [index.get(symbol, UNK) for symbol in symbols]
+        return [self.ids.get(symbol, UNK) for symbol in symbols]
 
     def decode(self, ids: Sequence[int]) -> list[str]:
         """The symbols of `ids`, up to the first `</s>`, without the special pieces."""
@@ -67,7 +71,7 @@ class ToyTask:
     title: str
     look_for: str
     vocabulary: Vocabulary
-    make: Callable[[random.Random], Pair]
+    make: Maker
     joiner: str  # how the symbols are written as text: " " between digits, "" between characters
 
     def text(self, symbols: Sequence[str]) -> str:
@@ -97,23 +101,30 @@ RULES: dict[str, Callable[[list[str]], list[str]]] = {
 }
 
 
-def on_digits(rule: Callable[[list[str]], list[str]]) -> Callable[[random.Random], Pair]:
-    """A maker of pairs: a random digit sequence and its answer by `rule`."""
+Maker = Callable[[random.Random, str], Pair]  # (random numbers, split) -> a random pair of that split
 
-    def make(rng: random.Random) -> Pair:
-        source = digits(rng)
-        return source, rule(source)
+
+def on_digits(rule: Callable[[list[str]], list[str]]) -> Maker:
+    """A maker of pairs: a random digit sequence of the split (by the hash of its text, `synthetic.split_of`) and
+    its answer by `rule`."""
+
+    def make(rng: random.Random, split: str) -> Pair:
+        while True:  # held-out splits are 5% each: about 20 draws a pair
+            source = digits(rng)
+            if split_of(" ".join(source)) == split:
+                return source, rule(source)
 
     return make
 
 
-def in_characters(source: Callable[[int], str], target: Callable[[int], str], items: range) -> Callable:
-    """A maker of pairs from one of `synthetic`'s tasks (an item rendered in two languages), one character a
-    symbol."""
+def in_characters(name: str) -> Maker:
+    """A maker of pairs from `synthetic`'s task `name`, one character a symbol: an item of the split as that task
+    holds it out (`synthetic.split_items`), so a number held out of `numbers-de` is held out here too."""
+    task = get_task(name)
 
-    def make(rng: random.Random) -> Pair:
-        item = rng.choice(items)
-        return list(source(item)), list(target(item))
+    def make(rng: random.Random, split: str) -> Pair:
+        source, target = task.pair(rng.choice(split_items(name, split)))
+        return list(source), list(target)
 
     return make
 
@@ -171,7 +182,7 @@ TOY_TASKS: dict[str, ToyTask] = {
             "German says the units before the tens: writing “einund…” for “twenty-one”, the cross-attention looks "
             "at “one” before “twenty”.",
             Vocabulary(NUMBER_CHARACTERS),
-            in_characters(lambda n: number_words(n, "en"), lambda n: number_words(n, "de"), NUMBERS),
+            in_characters("numbers-de"),
             "",
         ),
         ToyTask(
@@ -179,7 +190,7 @@ TOY_TASKS: dict[str, ToyTask] = {
             "Dates, English → German",
             "The day comes first in German: writing “8. Juli”, the cross-attention jumps past “July” to the day.",
             Vocabulary(DATE_CHARACTERS),
-            in_characters(lambda day: long_date(day, "en"), lambda day: long_date(day, "de"), DATES),
+            in_characters("dates-de"),
             "",
         ),
     )
@@ -194,18 +205,17 @@ def get_toy_task(name: str) -> ToyTask:
 
 
 def draw(task: ToyTask, split: str, n: int, seed: int, *, unique: bool = False) -> list[Pair]:
-    """`n` random pairs of one split of `task`, the same for the same seed. Every pair's source belongs to
-    `split` (`synthetic.split_of` of its text); `unique`: no source twice (for a held-out set)."""
+    """`n` random pairs of one split of `task`, the same for the same seed; `unique`: no source twice (for a
+    held-out set)."""
     if split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
     rng, pairs, seen = random.Random(f"{task.name}/{split}/{seed}"), [], set()
-    for _ in range(200 * n + 1000):  # held-out splits are 5% each: about 20 draws a pair
+    for _ in range(10 * n + 100):
         if len(pairs) == n:
             return pairs
-        source, target = task.make(rng)
-        text = task.text(source)
-        if split_of(text) != split or (unique and text in seen):
+        source, target = task.make(rng, split)
+        if unique and task.text(source) in seen:
             continue
-        seen.add(text)
+        seen.add(task.text(source))
         pairs.append((source, target))
     raise ValueError(f"{task.name} has fewer than {n} different {split} pairs")
