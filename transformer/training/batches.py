@@ -93,11 +93,6 @@ def prepare_tokenizer(run: Path, train: Pairs, settings: TrainSettings, start: C
 # --------------------------------------------------------------------------------------------------------
 
 
-def encode_pairs(tokenizer: Tokenizer, pairs: Pairs, max_len: int) -> list[Example]:
-    """The ids of the pairs short enough to train on."""
-    return [example for _, example in encoded_pairs(tokenizer, pairs, max_len)]
-
-
 def fits(example: Example, max_len: int) -> bool:
     """Short enough to train on: at most `max_len` source ids (with `</s>`), fewer target ids."""
     return len(example[0]) <= max_len and len(example[1]) < max_len
@@ -212,5 +207,5 @@ def load_data(settings: TrainSettings, run: Path, start: Checkpoint | None) -> R
         resample=resampler(tokenizer, kept, settings) if settings.subword_alpha else None,
         dev_pairs=pairs["dev"][: settings.dev_size],
         everyday_pairs=pairs.get("everyday-dev", []),
-        dev_examples=encode_pairs(tokenizer, pairs["dev"], settings.model.max_positions),
+        dev_examples=[example for _, example in encoded_pairs(tokenizer, pairs["dev"], settings.model.max_positions)],
     )

@@ -154,11 +154,7 @@ def read_run(run: Path | None) -> dict:
     log = [json.loads(line) for line in (run / "train_log.jsonl").read_text().splitlines() if line]
     train = [r for r in log if r["kind"] == "train"]
     dev = [r for r in log if r["kind"] == "dev"]
-    best = max(
-        dev,
-        key=lambda r: r["exact_match"] if settings.task else r.get("selection", r["chrf"]),
-        default=None,
-    )
+    best = max(dev, key=settings.selection_score, default=None)
     return {
         "settings": settings.to_dict(),
         "command": command_line(settings),

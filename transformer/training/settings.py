@@ -2,7 +2,7 @@
 
 A run folder's `settings.json` and the options of `python -m transformer.training.train` are the same flat names;
 `TrainSettings` holds them with the model's as a `TransformerConfig`. Building settings needs neither the data nor
-the training loop, so the page can make them and show the command that reproduces them.
+the training loop.
 """
 
 from __future__ import annotations
@@ -79,6 +79,11 @@ class TrainSettings:
     log_every: int = 50
     save_every_minutes: float = 5.0
     keep_snapshots: int = 5  # the weights at the last N evaluations, for checkpoint averaging (§6.1)
+
+    def selection_score(self, dev_record: dict) -> float:
+        """What the best weights are chosen by, in a dev record: exact match on a synthetic task; else the mean chrF
+        of the dev and everyday dev sets (`selection`) where there is an everyday set, else chrF."""
+        return dev_record["exact_match"] if self.task else dev_record.get("selection", dev_record["chrf"])
 
     def to_dict(self) -> dict:
         """The flat settings, in the order of the command line's options (the model's where `model` stands)."""

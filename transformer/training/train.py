@@ -176,7 +176,7 @@ class Trainer:
         self.model.eval()
         metrics = self.dev_metrics()
         self.model.train()
-        key = metrics["exact_match"] if settings.task else metrics.get("selection", metrics["chrf"])
+        key = settings.selection_score(metrics)
         record = {"kind": "dev", "step": self.position.step, **metrics, "best": key > self.position.best}
         if key > self.position.best:
             self.position.best = key
@@ -189,7 +189,7 @@ class Trainer:
                     generation={"num_beams": 4, "max_length": self.config.max_positions},
                     card=f"# {Path(settings.export).name}\n\nTraining in progress; see the run's log.\n",
                 )
-        if self.rank == 0 and settings.keep_snapshots > 0:
+        if settings.keep_snapshots > 0:
             save_snapshot(run, self.model, self.position.step, settings.keep_snapshots)
         append_log(run, record)
         plot_log(run)
