@@ -14,23 +14,16 @@ from transformer import marian
 from transformer.model import Transformer, TransformerConfig
 
 
-def opus_mt_config(plan: Plan) -> TransformerConfig:
-    """opus-mt's architecture at the plan's sizes, as an import of an opus-mt config.json gives it."""
-    return marian.opus_mt_config(plan.vocab, **plan.sizes())
-
-
 def model_pair(plan: Plan, seed: int = 0):
     """(MarianMTModel with eager attention, our Transformer) with identical random weights: ours, and `to_marian`
     of it."""
-    from transformer.marian import to_marian
-
     torch.manual_seed(seed)
-    config = opus_mt_config(plan)
+    config = marian.opus_mt_config(plan.vocab, **plan.sizes())  # opus-mt's architecture at the plan's sizes
     ours = Transformer(config).eval()
     with torch.no_grad():
         ours.logits_bias[config.eos_id] = -1e4  # outputs run to the length limit, where </s> is forced
         ours.logits_bias[config.pad_id] = -1e4
-    return to_marian(ours), ours
+    return marian.to_marian(ours), ours
 
 
 def random_sources(config: TransformerConfig, n: int, seed: int, lengths: tuple[int, int] = (8, 24)) -> list:

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 
 from benchmarks.plan import Plan
 from benchmarks.timing import measure, ratio
-from transformer.checkpoint import load_checkpoint
+from transformer.checkpoint import read_architecture
 from transformer.model import Transformer, TransformerConfig
 
 SMOOTHING = 0.1
@@ -22,7 +22,7 @@ SMOOTHING = 0.1
 
 def training_config(plan: Plan, shipped: Path) -> TransformerConfig:
     """The shipped model's configuration; a quick run keeps its architecture at the plan's tiny sizes."""
-    config = load_checkpoint(shipped).model.config
+    config, _, _ = read_architecture(shipped)  # no weights to load for a config
     return config if plan.name == "full" else replace(config, **plan.sizes())
 
 

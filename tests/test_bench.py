@@ -61,8 +61,8 @@ def test_the_cached_and_recomputed_decoders_return_the_same_logits_at_every_step
 
 @pytest.mark.slow
 def test_a_quick_report(results, tmp_path):
-    text = report.write(results, tmp_path / "BENCHMARKS.md")
-    assert (tmp_path / "BENCHMARKS.md").read_text(encoding="utf-8") == text
+    report.write(results, tmp_path / "BENCHMARKS.md")
+    text = (tmp_path / "BENCHMARKS.md").read_text(encoding="utf-8")  # the file written, checked below
     for heading in ("## 1.", "## 2.", "## 3.", "## 4.", "## 5."):
         assert heading in text
     assert "transformers 5." in text and "torch 2.13.0" in text

@@ -9,17 +9,15 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 
-from benchmarks.real_app import CHROMIUM_ARGS, App, model_option, open_tab, shown_model
+from benchmarks.real_app import CHROMIUM, CHROMIUM_ARGS, App, model_option, open_tab, shown_model
 from explorer import ExplorerState
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
 if not Path(CHROMIUM).exists():
     if os.environ.get("CI"):

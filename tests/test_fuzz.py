@@ -10,7 +10,6 @@ import base64
 import contextlib
 import json
 import math
-from pathlib import Path
 
 import gradio as gr
 import pytest
@@ -19,9 +18,9 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from explorer import MAX_SOURCE_CHARS, Explorer, ExplorerError, ExplorerState, ModelRegistry
+from tests.conftest import CHECKPOINTS
 from ui.api import make_translate
 
-CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
 REGISTRY = ModelRegistry(CHECKPOINTS)
 # derandomize: the same examples on every run, so CI never fails on a draw that a local run did not see
 FAST = settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])

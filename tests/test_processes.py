@@ -6,15 +6,13 @@ app processes, in headless Chromium."""
 from __future__ import annotations
 
 import json
-import shutil
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from benchmarks.real_app import CHROMIUM_ARGS, App, open_tab
+from benchmarks.real_app import CHROMIUM, CHROMIUM_ARGS, App, open_tab
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 if not Path(CHROMIUM).exists():
     pytest.skip("Debian's chromium is not installed (.ci/run installs it)", allow_module_level=True)
 playwright = pytest.importorskip("playwright.sync_api")
