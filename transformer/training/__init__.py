@@ -4,7 +4,8 @@
   (`python -m transformer.training.corpus build`);
 * `everyday` — the project's everyday sentences: the held-out test set and the authored training corpus;
 * `synthetic` — small exactly-checkable tasks (numbers and dates in words);
-* `toy_tasks` — tasks a tiny model learns in seconds (copy, reverse, sort, count; numbers and dates in words), each with its own fixed pieces;
+* `toy_tasks` — tasks a tiny model learns in seconds (copy, reverse, sort, count; numbers and dates in words),
+  each cut into its own fixed pieces;
 * `train` — training with resumption, evaluation during training and export (`python -m transformer.training.train`),
   with what a run is set to in `settings`, its batches in `batches`, its folder's files in `run_folder` and its
   processes in `distributed`;

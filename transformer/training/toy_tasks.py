@@ -136,13 +136,13 @@ def with_and_without_space(*words: str) -> tuple[str, ...]:
     return (*words, *("▁" + word for word in words))
 
 
-ENGLISH_NUMBERS = (
+ENGLISH_NUMBERS = (  # noqa: SIM905 (a list of words reads best as words)
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
     "eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand and"
 ).split()
 # German number words are written as one word: "siebentausendsiebenhundertsiebenundsiebzig". "sech" and "sieb"
 # are the stems of "sechzehn" and "siebzehn".
-GERMAN_NUMBERS = (
+GERMAN_NUMBERS = (  # noqa: SIM905
     "null eins ein zwei drei vier fünf sechs sech sieben sieb acht neun zehn elf zwölf zwanzig dreißig vierzig "
     "fünfzig sechzig siebzig achtzig neunzig hundert tausend und"
 ).split()
