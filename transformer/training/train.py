@@ -52,6 +52,18 @@ def learning_rate(step: int, d_model: int, warmup: int, scale: float = 1.0) -> f
     return scale * d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
 
 
+def token_loss(logits: Tensor, labels: Tensor, smoothing: float) -> Tensor:
+    """The label-smoothed cross-entropy (§5.4) of next-token logits (B, T, V) against the labels (B, T), summed over
+    the target tokens; padding counts for nothing."""
+    return F.cross_entropy(
+        logits.float().reshape(-1, logits.size(-1)),
+        labels.reshape(-1),
+        ignore_index=PAD,
+        label_smoothing=smoothing,
+        reduction="sum",
+    )
+
+
 def batch_loss(model: torch.nn.Module, batch: tuple[Tensor, Tensor, Tensor], smoothing: float, n_tokens: int):
     """Summed label-smoothed cross-entropy over the batch's target tokens, divided by `n_tokens`.
 
@@ -59,15 +71,7 @@ def batch_loss(model: torch.nn.Module, batch: tuple[Tensor, Tensor, Tensor], smo
     the gradient of single-process training (each process multiplies by the world size to undo the average).
     """
     src, tgt_in, labels = batch
-    logits = model(src, tgt_in).logits  # (B, T, V)
-    loss = F.cross_entropy(
-        logits.float().reshape(-1, logits.size(-1)),
-        labels.reshape(-1),
-        ignore_index=PAD,
-        label_smoothing=smoothing,
-        reduction="sum",
-    )
-    return loss / n_tokens
+    return token_loss(model(src, tgt_in).logits, labels, smoothing) / n_tokens
 
 
 # --------------------------------------------------------------------------------------------------------
