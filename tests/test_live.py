@@ -4,6 +4,7 @@ exactly, snapshots hold the weights of their step, and the reverse task is learn
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 
 import pytest
@@ -91,7 +92,8 @@ def test_the_probe_shows_every_attention_map_and_marks_the_wrong_pieces():
     assert all(math.isclose(row_sum, 1.0, rel_tol=1e-5) for row_sum in probe.attention["cross"].sum(-1).flat)
     wrong = probe.wrong()
     assert len(wrong) == len(probe.prediction)
-    assert all(flag == (i >= rows or piece != probe.expected[i]) for i, (piece, flag) in enumerate(zip(probe.prediction, wrong)))
+    for i, (piece, flag) in enumerate(zip(probe.prediction, wrong, strict=True)):
+        assert flag == (i >= rows or piece != probe.expected[i])
 
 
 def test_the_reverse_task_is_learned_in_seconds():
@@ -118,7 +120,7 @@ def test_snapshots_are_spaced_logarithmically_and_thinned_within_a_bound():
     many = list(range(0, 5000, 7))
     kept = thinned(many, 20)
     assert len(kept) == 20 and kept[0] == 0 and kept[-1] == many[-1] and set(kept) <= set(many)
-    ratios = [math.log1p(b) - math.log1p(a) for a, b in zip(kept[1:], kept[2:])]
+    ratios = [math.log1p(b) - math.log1p(a) for a, b in itertools.pairwise(kept[1:])]
     assert max(ratios) < 3 * min(ratios)  # about evenly spaced on a log scale
     assert thinned([0, 5], 1) == [0, 5]
 

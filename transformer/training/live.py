@@ -5,9 +5,9 @@ Adam with β = (0.9, 0.98), the learning rate
 
     lrate = factor · d_model^-0.5 · min(step^-0.5, step · warmup^-1.5)
 
-(the factor is 1 in the paper) and label smoothing. Everything a run does follows from its setup: the weights start from the seed, and the batch of
-step k is drawn from (seed, k) alone. So the same setup gives the same run, and a run paused after any step and
-resumed from its `state_dict` continues exactly as if it had never stopped.
+(the factor is 1 in the paper) and label smoothing. Everything a run does follows from its setup: the weights
+start from the seed, and the batch of step k is drawn from (seed, k) alone. So the same setup gives the same run,
+and a run paused after any step and resumed from its `state_dict` continues exactly as if it had never stopped.
 
 While it trains, a run can be asked
 - for its numbers (`train_step`: the loss and how many training sequences the model gets right, teacher-forced;
@@ -82,7 +82,8 @@ class LiveSetup:
         )
         require(
             self.positional_encoding in POSITIONAL_ENCODINGS,
-            f"unknown positional encoding {self.positional_encoding!r}; choose one of {', '.join(POSITIONAL_ENCODINGS)}",
+            f"unknown positional encoding {self.positional_encoding!r}; "
+            f"choose one of {', '.join(POSITIONAL_ENCODINGS)}",
         )
         require(self.norm_position in NORM_POSITIONS, "the layer norm goes before (pre) or after (post) a sub-layer")
         integer("warmup", 1, 10_000)
