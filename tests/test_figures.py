@@ -669,3 +669,67 @@ def test_alignment_labels_of_a_long_output_are_thinned_and_may_stand_upright():
     assert len(larger.layout.xaxis.ticktext) <= 20 and larger.layout.xaxis.ticktext[-1] == "(choosing now)"
     short = figures.alignment_lines(attention((3, 4)), ["a", "b", "c"], list("wxyz"), title="short")
     assert list(short.layout.xaxis.ticktext) == ["a", "b", "c"] and short.layout.height == 380  # all, flat
+
+
+# --------------------------------------------------------------------------------------------------------
+# Training
+# --------------------------------------------------------------------------------------------------------
+
+
+def test_training_curves_draw_loss_exact_match_and_rate_against_the_step():
+    train = [{"step": s, "loss": 2.0 / s, "exact": min(1.0, s / 100), "lr": 1e-3 * s / 50} for s in (10, 20, 30)]
+    held_out = [{"step": s, "held_out_loss": 1.5 / (s + 1), "held_out_exact": s / 60} for s in (0, 30)]
+    fig = figures.training_curves(train, held_out, title="reverse")
+    spec = json.loads(fig.to_json())
+    by_axis = {}
+    for line in spec["data"]:
+        by_axis.setdefault(line["yaxis"], []).append(line)
+    assert [len(by_axis[axis]) for axis in ("y", "y2", "y3")] == [2, 2, 1]
+    held_out_exact = by_axis["y2"][1]
+    assert held_out_exact["name"] == "held-out" and np.allclose(decoded(held_out_exact["y"]), [0.0, 50.0])
+    assert np.allclose(decoded(by_axis["y"][0]["x"]), [10, 20, 30])
+    layout = spec["layout"]
+    assert layout["yaxis2"]["range"] == [0, 101] and layout["yaxis"]["domain"][1] == 1.0
+    assert layout["yaxis3"]["domain"][0] >= 0 and layout["yaxis3"]["domain"][1] < layout["yaxis2"]["domain"][0]
+
+
+def decoded(values) -> np.ndarray:
+    """A Plotly array as the browser reads it: a list, or a base64 typed array."""
+    if isinstance(values, dict):
+        import base64
+
+        return np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"])
+    return np.asarray(values)
+
+
+def test_the_probe_replay_slides_over_the_snapshots_in_the_browser():
+    frames = [
+        figures.ReplayFrame(0, attention((3, 4), seed=0), ["5", "5"], [False, True]),
+        figures.ReplayFrame(8, attention((3, 4), seed=1), ["5", "1", "</s>"], [False, False, False]),
+    ]
+    fig = figures.probe_replay(frames, ["<s>", "5", "1"], ["1", "5", "9", "</s>"], title="probe")
+    spec = json.loads(fig.to_json())
+    slider = spec["layout"]["sliders"][0]
+    assert [step["label"] for step in slider["steps"]] == ["0", "8"] and slider["active"] == 1  # now, first
+    for frame, step in zip(frames, slider["steps"], strict=True):
+        restyle, relayout = step["args"]
+        assert step["method"] == "update" and np.allclose(np.ravel(decoded(restyle["z"][0])), frame.weights.ravel())
+        assert relayout["annotations"][0]["text"].startswith(f"step {frame.step} · prediction:")
+    assert spec["layout"]["coloraxis"]["cmin"] == 0.0 and spec["layout"]["coloraxis"]["cmax"] == 1.0
+    first = slider["steps"][0]["args"][1]["annotations"][0]["text"]
+    assert first.endswith("· 1 wrong") and "<s>5</s></span>" in first  # struck through, and in red
+    assert spec["layout"]["annotations"][0]["text"].endswith("· right")
+    assert figures.probe_replay(frames, ["a", "b", "c"], list("wxyz"), shown=0).layout.sliders[0].active == 0
+
+
+def test_the_probe_replay_escapes_pieces_and_checks_its_input():
+    frames = [figures.ReplayFrame(3, attention((3, 3)), MALICIOUS, [True, False, True])]
+    fig = figures.probe_replay(frames, MALICIOUS, MALICIOUS)
+    strings = figure_strings(fig)
+    ours = re.compile(r"<span style='color:#d62728'>|</span>|<s>|</s>")
+    assert [s for s in strings if "<" in ours.sub("", OUR_MARKUP.sub("", s))] == []
+    with pytest.raises(ValueError, match="at least one"):
+        figures.probe_replay([], [], [])
+    uneven = [frames[0], figures.ReplayFrame(4, attention((2, 3)), [], [])]
+    with pytest.raises(ValueError, match="same shape"):
+        figures.probe_replay(uneven, MALICIOUS, MALICIOUS)

@@ -8,7 +8,8 @@ data) or HTML out. No gradio and no torch here: arrays may be numpy arrays or to
 * `candidates` — the next-token candidates, and with and without silenced heads;
 * `positions` — the positional encoding table, its curves and the similarity of positions;
 * `beam` — the beam search tree;
-* `tokens` — a sentence's pieces as chips.
+* `tokens` — a sentence's pieces as chips;
+* `training` — a run's curves, and the probe's attention replayed across training.
 """
 
 from .attention import (
@@ -35,6 +36,7 @@ from .candidates import candidates_bar, compare_candidates
 from .positions import position_similarity, positional_curves, positional_heatmap
 from .tensors import TensorPanel, architecture_diagram, tensor_panels_html
 from .tokens import token_chips_html
+from .training import ReplayFrame, probe_replay, training_curves
 
 __all__ = [
     "ACCENT",
@@ -42,6 +44,7 @@ __all__ = [
     "BAR_COLOR",
     "AttentionMap",
     "Figure",
+    "ReplayFrame",
     "TensorPanel",
     "alignment_lines",
     "architecture_diagram",
@@ -58,8 +61,10 @@ __all__ = [
     "position_similarity",
     "positional_curves",
     "positional_heatmap",
+    "probe_replay",
     "shorten",
     "tensor_panels_html",
     "thumbnail_png",
     "token_chips_html",
+    "training_curves",
 ]
