@@ -103,10 +103,6 @@ class TrainingRun:
         kept = set(thinned(sorted(s.step for s in snapshots), SNAPSHOT_LIMIT))
         self.snapshots = sorted((s for s in snapshots if s.step in kept), key=lambda s: s.step)
 
-    def snapshot_at(self, step: int) -> Snapshot | None:
-        """The snapshot closest to `step` (None before the first)."""
-        return min(self.snapshots, key=lambda s: abs(s.step - step), default=None)
-
 
 # --------------------------------------------------------------------------------------------------------
 # The worker: a process of its own
@@ -128,10 +124,10 @@ def work(connection: Connection, threads: int = 1, niceness: int = 10) -> None:
             continue
         _, run_id, setup, state, budget_s, seconds = message
         try:
-            status, message, state = train(connection, run_id, LiveSetup.from_json(setup), state, budget_s, seconds)
+            status, why, state = train(connection, run_id, LiveSetup.from_json(setup), state, budget_s, seconds)
         except Exception as error:  # the server must hear of any failure, or the user would wait forever
-            status, message, state = FAILED, f"training failed: {type(error).__name__}: {error}", state
-        connection.send(("ended", run_id, {"status": status, "message": message, "state": state}))
+            status, why, state = FAILED, f"training failed: {type(error).__name__}: {error}", state
+        connection.send(("ended", run_id, {"status": status, "message": why, "state": state}))
 
 
 def train(
@@ -279,10 +275,6 @@ class TrainingPool:
         """The run's place in the queue (1 = next), 0 when it is not waiting."""
         with self.lock:
             return self.queue.index(run) + 1 if run in self.queue else 0
-
-    def training(self) -> int:
-        with self.lock:
-            return sum(worker.run is not None for worker in self.workers)
 
     def dispatch(self) -> None:
         """Give waiting runs to free workers, starting a worker where there are fewer than `slots`."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import itertools
 import json
 import math
@@ -696,8 +697,6 @@ def test_training_curves_draw_loss_exact_match_and_rate_against_the_step():
 def decoded(values) -> np.ndarray:
     """A Plotly array as the browser reads it: a list, or a base64 typed array."""
     if isinstance(values, dict):
-        import base64
-
         return np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"])
     return np.asarray(values)
 

@@ -3,6 +3,7 @@ with places, pause and resume, a time budget, and runs that stop when their page
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 
@@ -50,7 +51,7 @@ def test_a_run_trains_in_a_worker_until_its_budget_is_spent(pool):
 
 
 def test_one_run_trains_at_a_time_the_next_waits_its_turn_and_a_paused_run_resumes(pool):
-    first, second = pool.new_run(SETUP), pool.new_run(LiveSetup(**{**SETUP.__dict__, "seed": 1}))
+    first, second = pool.new_run(SETUP), pool.new_run(dataclasses.replace(SETUP, seed=1))
     pool.start(first)
     pool.start(second)
     assert (pool.place(first), pool.place(second)) == (0, 1) and second.status == QUEUED

@@ -120,6 +120,11 @@ def on_digits(rule: Callable[[str], str]) -> Maker:
     return make
 
 
+def digit_task(name: str, title: str, look_for: str) -> ToyTask:
+    """A task on digit sequences whose answer is `RULES[name]`."""
+    return ToyTask(name, title, look_for, DIGITS, on_digits(RULES[name]), positions=LENGTHS[1] + 2)  # `</s>`, `<s>`
+
+
 def of_synthetic_task(name: str) -> Maker:
     """A maker of pairs from `synthetic`'s task `name`: an item of the split as that task holds it out
     (`synthetic.split_items`), so a number held out of the shipped `numbers-de` model is held out here too."""
@@ -157,39 +162,27 @@ DATE_PIECES = (*with_and_without_space(*DIGITS, *MONTH_NAMES), ",", ".")
 TOY_TASKS: dict[str, ToyTask] = {
     task.name: task
     for task in (
-        ToyTask(
+        digit_task(
             "copy",
             "Copy the digits",
             "The cross-attention becomes a diagonal: each output digit reads the input digit at its own position.",
-            DIGITS,
-            on_digits(RULES["copy"]),
-            positions=LENGTHS[1] + 2,
         ),
-        ToyTask(
+        digit_task(
             "reverse",
             "Reverse the digits",
             "The cross-attention becomes an anti-diagonal: the first output digit reads the last input digit.",
-            DIGITS,
-            on_digits(RULES["reverse"]),
-            positions=LENGTHS[1] + 2,
         ),
-        ToyTask(
+        digit_task(
             "sort",
             "Sort the digits",
             "Each output digit reads the input positions that hold it, the smallest digits first: equal digits "
             "share the attention of their row.",
-            DIGITS,
-            on_digits(RULES["sort"]),
-            positions=LENGTHS[1] + 2,
         ),
-        ToyTask(
+        digit_task(
             "count",
             "Count each digit",
             "Each digit becomes how often it occurs. One look at one position cannot tell: the encoder's "
             "self-attention links every digit to its equals, and the cross-attention reads the gathered count.",
-            DIGITS,
-            on_digits(RULES["count"]),
-            positions=LENGTHS[1] + 2,
         ),
         ToyTask(
             "numbers-de",
