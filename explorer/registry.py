@@ -25,6 +25,9 @@ ASSETS = Path(__file__).resolve().parent.parent / "assets"
 HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}")
 
 
+# The name of a model trained in the Train tab ("reverse · 2 layers · step 450 · trained 45 s", `PersonalRegistry`).
+TRAINED_NAME = re.compile(r".+ · step \d+ · trained \d+ s")
+
 HUB_DEFAULT = "Helsinki-NLP/opus-mt-en-de"  # the page opens on it wherever it is already in the local cache
 
 
@@ -64,6 +67,11 @@ class ModelRegistry:
     def get(self, name: str) -> Checkpoint:
         """The model called `name` (a built-in, or a Hub repo id such as Helsinki-NLP/opus-mt-en-de)."""
         builtin = name in self.builtin
+        if TRAINED_NAME.fullmatch(name):
+            raise ExplorerError(
+                f"“{name[:100]}” was trained in another page and lives only there: train it again in the Train tab "
+                "(a shared link brings its setup), or load its downloaded file there"
+            )
         if not builtin and not (HUB_ID.fullmatch(name) and ".." not in name):
             raise ExplorerError(
                 f"unknown model {name[:100]!r}: choose a built-in model ({', '.join(self.builtin)}) "
@@ -163,3 +171,58 @@ def model_examples(folder: Path, name: str) -> tuple[tuple[str, str], ...]:
         (e["sentence"], e["sentence"] if e["works"] else f"✗ {e['sentence']} — a failure to study: {e['why']}")
         for e in entries
     )
+
+
+@dataclass(frozen=True)
+class OwnModel:
+    """A model of one user's (`PersonalRegistry`): the model, what the picker says of it, and sentences to try."""
+
+    checkpoint: Checkpoint
+    description: ModelDescription
+    examples: tuple[tuple[str, str], ...]
+
+
+class PersonalRegistry:
+    """One user's models: those they trained in the Train tab or loaded from a file, theirs alone and first in
+    their picker, then everything of the shared `ModelRegistry`. The user's explorer holds it (`Explorer.registry`),
+    so every view reads a trained model as it reads a built-in one. At most `MAX_OWN`: the oldest goes first."""
+
+    MAX_OWN = 8
+
+    def __init__(self, shared: ModelRegistry):
+        self.shared = shared
+        self.own: dict[str, OwnModel] = {}
+
+    @staticmethod
+    def of(registry: ModelRegistry | PersonalRegistry) -> PersonalRegistry:
+        """`registry` if it is a user's already, else a new user's view of the shared one."""
+        return registry if isinstance(registry, PersonalRegistry) else PersonalRegistry(registry)
+
+    def add(self, name: str, model: OwnModel) -> None:
+        self.own.pop(name, None)  # the same name again: the newer model, now the newest
+        self.own[name] = model
+        while len(self.own) > self.MAX_OWN:
+            del self.own[next(iter(self.own))]
+
+    @property
+    def builtin(self) -> list[str]:
+        return self.shared.builtin
+
+    @property
+    def folder(self) -> Path:
+        return self.shared.folder
+
+    def get(self, name: str) -> Checkpoint:
+        return self.own[name].checkpoint if name in self.own else self.shared.get(name)
+
+    def default(self) -> tuple[str, str]:
+        return self.shared.default()
+
+    def describe(self, name: str) -> ModelDescription:
+        return self.own[name].description if name in self.own else self.shared.describe(name)
+
+    def picker_label(self, name: str) -> str:
+        return name if name in self.own else self.shared.picker_label(name)
+
+    def examples(self, name: str) -> tuple[tuple[str, str], ...]:
+        return self.own[name].examples if name in self.own else self.shared.examples(name)

@@ -18,6 +18,7 @@ from typing import Any
 
 from transformer.decoding import BeamSearch, Greedy, ModelSwitches, Sampling, Strategy
 from transformer.model import ATTENTION_FAMILIES, HeadRef
+from transformer.training.live import LiveSetup
 
 from .stages import STAGES
 
@@ -67,6 +68,7 @@ class ExplorerState:
     stage_layer: int = shown(0)  # … of this layer (brought into the model's range when shown)
     stage_head: int = shown(0)  # … this head, for attention
     stage_position: int = shown(0)  # … at this source position, for the encoder's stages
+    training: str = shown("")  # the Train tab's setup (`LiveSetup.to_json`), "" before the user trains
 
     def __post_init__(self) -> None:
         def require(condition: bool, message: str) -> None:
@@ -104,6 +106,12 @@ class ExplorerState:
             require(isinstance(value, int) and 0 <= value < 1024, f"{name} must be an integer 0…1023")
         require(isinstance(self.layer, int) and self.layer >= 0, "the layer must be a non-negative integer")
         require(self.head is None or (isinstance(self.head, int) and self.head >= 0), "invalid head")
+        require(isinstance(self.training, str) and len(self.training) <= 1000, "the training setup is not valid")
+        if self.training:
+            try:
+                LiveSetup.from_json(self.training)
+            except ValueError as error:
+                raise ExplorerError(f"the training setup is not valid: {error}") from None
 
     def replace(self, **changes) -> ExplorerState:
         return dataclasses.replace(self, **changes)
@@ -136,6 +144,8 @@ class ExplorerState:
         values = dataclasses.asdict(self)
         values["silenced"] = sorted(list(h) for h in self.silenced)
         values["choices"] = list(self.choices)
+        if not self.training:  # a page that never trained gives the same link as before the Train tab was made
+            del values["training"]
         raw = json.dumps(values, separators=(",", ":"), ensure_ascii=False).encode()
         return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 

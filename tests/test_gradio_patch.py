@@ -41,3 +41,18 @@ def test_the_queue_still_has_what_the_patch_sets_and_reads():
     assert "sleep_when_free" in Queue.start_processing.__code__.co_names  # the pause its loop reads
     assert "event_queue_per_concurrency_id" in Queue.__init__.__code__.co_names  # the waiting events (`waiting`)
     assert {"session_hash", "fn"} <= set(inspect.signature(Event.__init__).parameters)
+
+
+def test_an_answer_that_draws_one_output_of_several_is_that_outputs_value():
+    """Found by the Train tab's Pause: an answer drawing one of an event's outputs reached gradio as a one-item
+    list, which gradio took as that output's value (a button labelled with the update's text)."""
+    import asyncio
+
+    with gradio_patch.Blocks() as demo:
+        first, second = gr.Button("first"), gr.Button("second")
+        first.click(lambda: {second: gr.update(interactive=False)}, None, [first, second], api_name="disable")
+    block_fn = next(fn for fn in demo.fns.values() if fn.api_name == "disable")
+    answer = {second: gr.update(interactive=False)}
+    outputs = asyncio.run(demo.postprocess_data(block_fn, answer, SessionState(demo)))
+    assert outputs[0] == gradio_patch.SKIP
+    assert outputs[1]["interactive"] is False and "value" not in outputs[1]

@@ -100,4 +100,5 @@ def _without_skipped(block_fn: Any, predictions: Any) -> tuple[list[int], Any, A
         return [], block_fn, predictions
     kept = copy.copy(block_fn)
     kept.outputs = [block for i, block in enumerate(block_fn.outputs) if i not in set(skipped)]
-    return skipped, kept, [drawn[block._id] for block in kept.outputs]
+    values = [drawn[block._id] for block in kept.outputs]
+    return skipped, kept, values[0] if len(values) == 1 else values  # gradio takes one output's answer as it is

@@ -14,6 +14,7 @@ import gradio as gr
 from gradio.components import Component
 
 from explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry, cache, figures
+from explorer.training import TrainingPool
 
 from . import api
 from .decoding import DecodingPanel
@@ -41,9 +42,10 @@ def enlarged_for_presentation(updates: Updates, state: ExplorerState) -> Updates
 class Page:
     """The components of the page by name, and the handlers every panel wires its events to."""
 
-    def __init__(self, registry: ModelRegistry, demo: gr.Blocks):
+    def __init__(self, registry: ModelRegistry, demo: gr.Blocks, pool: TrainingPool):
         self.registry = registry
         self.demo = demo
+        self.pool = pool  # the Train tab's runs, trained by worker processes shared by every user
         self.explorer = gr.State(None)  # the user's `Explorer`
         self.controls: dict[str, Component] = {}  # the settings controls, by setting name (`ui.settings.NAMES`)
         self.panels: list[Panel] = []
@@ -105,7 +107,11 @@ class Page:
     def explorer_with(self, explorer: Explorer | None, values: tuple) -> tuple[Explorer, str]:
         """The user's explorer with the settings whose values are `values` (in the order of `NAMES`), and a note
         when the sentence had to change (`ui.settings.with_settings`)."""
-        return with_settings(self.registry, explorer, Settings.from_values(values))
+        return with_settings(self.registry_of(explorer), explorer, Settings.from_values(values))
+
+    def registry_of(self, explorer: Explorer | None) -> ModelRegistry:
+        """The models the user can choose: with the models they trained (`PersonalRegistry`), once they have one."""
+        return explorer.registry if isinstance(explorer, Explorer) else self.registry
 
     def refreshed(self, explorer: Explorer | None, message: str = "", light: bool = False, note: str = "") -> Updates:
         """The outputs of every panel shown for the explorer's state, and unless `light` every panel's controls (or
@@ -233,15 +239,17 @@ def cache_stats() -> dict[str, float]:
     return cache.SHARED.stats()
 
 
-def build_demo(registry: ModelRegistry) -> gr.Blocks:
-    """The whole page: the introduction, the sentence and decoding panels, the tabs, and the `/translate` API."""
-    return build_page(registry).demo
+def build_demo(registry: ModelRegistry, pool: TrainingPool | None = None) -> gr.Blocks:
+    """The whole page: the introduction, the sentence and decoding panels, the tabs, and the `/translate` API.
+    `pool`: the workers that train the Train tab's runs (one of `EXPLORER_TRAIN_SLOTS` workers by default)."""
+    return build_page(registry, pool).demo
 
 
-def build_page(registry: ModelRegistry) -> Page:
+def build_page(registry: ModelRegistry, pool: TrainingPool | None = None) -> Page:
     """The page of `build_demo`, with its components and handlers by name (for tests and benchmarks)."""
-    with Blocks(title="Transformer Explorer") as demo:
-        page = Page(registry, demo)
+    # Files handed out (a trained model's Download) are deleted after an hour.
+    with Blocks(title="Transformer Explorer", delete_cache=(1800, 3600)) as demo:
+        page = Page(registry, demo, pool if pool is not None else TrainingPool())
         page.panels = [Header(page), SentencePanel(page), DecodingPanel(page)]
         with gr.Tabs(elem_id="views") as page.tabs:
             page.panels += [tab(page) for tab in TABS]

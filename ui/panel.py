@@ -19,6 +19,7 @@ import gradio as gr
 from gradio.components import Component
 
 from explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry, StepSnapshot, inside
+from explorer.training import TrainingPool
 from transformer.worked import WorkedStep
 
 Updates = dict[Component, Any]  # what a handler returns: the components it draws, with their new values
@@ -57,6 +58,7 @@ class PageAccess(Protocol):
     """What a panel may use of the page (`ui.page.Page`)."""
 
     registry: ModelRegistry
+    pool: TrainingPool  # the Train tab's runs, trained by worker processes shared by every user
     explorer: gr.State  # the user's `Explorer`
     tabs: gr.Tabs  # the snapshot, one tab each
     status: gr.Markdown  # the message line (made by the decoding panel, `message_line`)
@@ -96,6 +98,8 @@ class PageAccess(Protocol):
     ) -> Callable[..., Updates]: ...
 
     def explorer_with(self, explorer: Explorer | None, values: tuple) -> tuple[Explorer, str]: ...
+
+    def registry_of(self, explorer: Explorer | None) -> ModelRegistry: ...
 
     def refreshed(
         self, explorer: Explorer | None, message: str = "", light: bool = False, note: str = ""

@@ -6,7 +6,8 @@ import html
 
 import gradio as gr
 
-from explorer import Explorer, ExplorerError, render
+from explorer import Explorer, ExplorerError, ModelRegistry, render
+from explorer.registry import PersonalRegistry
 
 from .panel import Frame, PageAccess, Panel, Updates
 from .runtime import QUICK
@@ -58,9 +59,12 @@ class SentencePanel(Panel):
         self.controls = [self.examples, self.model, self.about, self.source]  # the source: for a model that
         # cannot read it (`Page.action`)
 
-    def choices(self) -> list[tuple[str, str]]:
-        """The picker's models, each said to need the internet while it is a Hub model not downloaded yet."""
-        return [(self.page.registry.picker_label(name), name) for name in self.names]
+    def choices(self, registry: ModelRegistry | PersonalRegistry | None = None) -> list[tuple[str, str]]:
+        """The picker's models, each said to need the internet while it is a Hub model not downloaded yet; first
+        those of the user's own (trained in the Train tab, or loaded from a file), newest first."""
+        registry = registry or self.page.registry
+        own = list(reversed(registry.own)) if isinstance(registry, PersonalRegistry) else []
+        return [(registry.picker_label(name), name) for name in [*own, *self.names]]
 
     def refresh(self, frame: Frame) -> Updates:
         if frame.light:  # the sentence and the model did not change
@@ -73,13 +77,15 @@ class SentencePanel(Panel):
 
     def sync(self, frame: Frame) -> Updates:
         """The model's examples and description, for the model in use."""
-        examples = self.page.registry.examples(frame.state.model)
+        registry = frame.explorer.registry
+        examples = registry.examples(frame.state.model)
         return {
             self.examples: gr.update(
                 samples=[[sentence] for sentence, _ in examples], sample_labels=[label for _, label in examples]
             ),
-            self.model: gr.update(value=frame.state.model),  # after a failed load, back to the model in use
-            self.about: self.page.registry.describe(frame.state.model).markdown(),
+            # after a failed load, back to the model in use; the user's own models among the choices
+            self.model: gr.update(value=frame.state.model, choices=self.choices(registry)),
+            self.about: registry.describe(frame.state.model).markdown(),
         }
 
     def cleared(self, message: str) -> Updates:
@@ -113,15 +119,17 @@ class SentencePanel(Panel):
         cannot be loaded is said so beside the picker, and the picker goes back to the model in use."""
         name = (name or "").strip()
         progress(0, desc=f"Loading {name}")
+        registry = self.page.registry_of(explorer)
         try:
-            self.page.registry.get(name)
+            registry.get(name)
         except ExplorerError as error:
             in_use = explorer.state.model if isinstance(explorer, Explorer) else self.model.value
             return {
                 self.model_message: f"**{html.escape(name[:100])}** could not be loaded: {html.escape(str(error))}",
-                self.model: gr.update(value=in_use, choices=self.choices()),
+                self.model: gr.update(value=in_use, choices=self.choices(registry)),
             }
-        return {self.model_message: "", self.model: gr.update(choices=self.choices())}  # now downloaded: no mark
+        choices = self.choices(registry)  # a Hub model now downloaded: no mark
+        return {self.model_message: "", self.model: gr.update(choices=choices)}
 
 
 def unknown_note(explorer: Explorer) -> str:

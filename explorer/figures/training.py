@@ -79,7 +79,7 @@ def training_curves(train: Sequence[dict], held_out: Sequence[dict], *, title: s
         top = bottom - PANEL_GAP
     axes["yaxis2"]["range"] = [0, 101]
     axes["yaxis3"]["exponentformat"] = "e"
-    xaxis = {"title": _title("step"), "rangemode": "tozero"}
+    xaxis = {"title": _title("step"), "rangemode": "tozero", "anchor": "y3"}  # its ticks under the lowest panel
     yaxis = axes.pop("yaxis")
     return _figure(traces, title, height, xaxis=xaxis, yaxis=yaxis, legend=_TOP_LEGEND, **axes)
 

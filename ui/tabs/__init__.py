@@ -10,10 +10,11 @@ from .inside import InsideTab
 from .masks import MasksTab
 from .positions import PositionsTab
 from .share import ShareTab
+from .train import TrainTab
 from .twins import TwinsTab
 from .walkthrough import WalkthroughTab
 
-TABS = (AttentionTab, InsideTab, WalkthroughTab, MasksTab, PositionsTab, TwinsTab, BeamTab, ShareTab)
+TABS = (AttentionTab, InsideTab, WalkthroughTab, TrainTab, MasksTab, PositionsTab, TwinsTab, BeamTab, ShareTab)
 
 __all__ = [
     "TABS",
@@ -23,6 +24,7 @@ __all__ = [
     "MasksTab",
     "PositionsTab",
     "ShareTab",
+    "TrainTab",
     "TwinsTab",
     "WalkthroughTab",
 ]

@@ -1,0 +1,404 @@
+"""The Train tab: train a tiny Transformer on a toy task, watch it learn, replay how its attention formed, then
+explore the model with every view of the page, download it, or load one from a file.
+
+The run itself is trained by a worker process (`explorer.training.TrainingPool`, shared by the whole server). The
+page asks for news once a second (`gr.Timer`) while its run waits or trains, and draws only what changed. The
+replay's slider, Play and a click on the curves move in the browser alone (`REPLAY_JS`).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import gradio as gr
+
+from explorer import Explorer, ExplorerError, ExplorerState, training_view
+from explorer.registry import OwnModel, PersonalRegistry
+from explorer.render import FAMILY_NAMES
+from explorer.training import TrainingRun
+from transformer.training.live import NORM_POSITIONS, POSITIONAL_ENCODINGS, LiveSetup
+from transformer.training.model_file import MAX_FILE_BYTES, SUFFIX, ModelFileError, read_model_file
+from transformer.training.toy_tasks import TOY_TASKS
+
+from ..panel import PageAccess, Panel, Updates, escaped
+from ..runtime import LONG, QUICK, uses_gpu
+from ..settings import control_values
+
+INTRODUCTION = (
+    "Train a small Transformer here, in a minute, and watch it learn: the loss falls, and the attention of one "
+    "example it never trains on, the *probe*, forms out of noise. Then explore the model you trained with every "
+    "view of the page."
+)
+FORMULA = (
+    "The paper's learning rate (§5.3), with warm-up:\n\n"
+    "$$\\text{lrate} = \\text{factor} \\cdot d_{\\text{model}}^{-0.5} \\cdot "
+    "\\min(\\text{step}^{-0.5},\\ \\text{step} \\cdot \\text{warmup}^{-1.5})$$"
+)
+SETUP_FIELDS = ("task", "layers", "heads", "d_model", "positional_encoding", "norm_position", "warmup", "lr_factor",
+                "label_smoothing", "batch_size", "seed")  # fmt: skip
+D_MODELS = (32, 48, 64, 96, 128)
+POLL_S = 1.0  # how often a page asks for news of its run
+POLL = {"show_progress": "hidden", "concurrency_id": "train-poll", "concurrency_limit": 2}
+FILES = Path(tempfile.gettempdir()) / "explorer-models"  # the files a Download button hands out
+AVERAGE = "average"
+
+# The replay moves in the browser: `replayTo(i)` shows snapshot i (its map, its prediction, the slider's place);
+# a click on the curves shows the last snapshot at or before the step clicked; Play steps through every snapshot.
+REPLAY_JS = """
+if (!window.replayTo) {
+    const graph = (id) => document.querySelector(`#${id} .js-plotly-plot`);
+    const steps = () => { const gd = graph("train-replay"); return gd?.layout?.sliders?.[0]?.steps || []; };
+    window.replayTo = (index) => {
+        const gd = graph("train-replay"), all = steps();
+        if (!all.length || !window.Plotly) return false;
+        const i = Math.max(0, Math.min(index, all.length - 1));
+        const [data, layout] = all[i].args;
+        window.Plotly.update(gd, data, Object.assign({}, layout, {"sliders[0].active": i}));
+        return true;
+    };
+    document.addEventListener("click", (event) => {
+        if (!event.target.closest("#train-curves")) return;
+        const hover = graph("train-curves")?._hoverdata;
+        if (!hover || !hover.length) return;
+        let chosen = 0;
+        steps().forEach((step, i) => { if (Number(step.label) <= hover[0].x) chosen = i; });
+        window.replayTo(chosen);
+    }, true);
+}
+"""
+PLAY_JS = """() => {
+    const button = document.querySelector("#train-play");
+    const stop = () => {
+        clearInterval(window.replayTimer); window.replayTimer = null; button.innerText = "Play the replay";
+    };
+    if (window.replayTimer) return stop();
+    const gd = document.querySelector("#train-replay .js-plotly-plot");
+    const last = (gd?.layout?.sliders?.[0]?.steps?.length || 0) - 1;
+    let i = 0;
+    if (last < 1 || !window.replayTo || !window.replayTo(i)) return;
+    button.innerText = "Stop the replay";
+    window.replayTimer = setInterval(() => { i += 1; if (!window.replayTo(i) || i >= last) stop(); }, 400);
+}"""
+
+
+def head_value(choice: str | None) -> int | None:
+    """The probe's head control: "average" -> None, "head 2" -> 2."""
+    return None if choice in (None, "", AVERAGE) else int(str(choice).removeprefix("head "))
+
+
+def rate_text(d_model: float, warmup: float, factor: float) -> str:
+    """The schedule's peak for the chosen numbers, in words."""
+    try:
+        setup = LiveSetup(d_model=int(d_model), heads=1, warmup=int(warmup), lr_factor=float(factor))
+    except (TypeError, ValueError):
+        return ""
+    return (
+        f"With d_model = {setup.d_model}, {setup.warmup} warm-up steps and factor {setup.lr_factor:g}, the rate "
+        f"climbs for {setup.warmup} steps to {setup.learning_rate(setup.warmup):.2e}, then falls as 1/√step."
+    )
+
+
+class TrainTab(Panel):
+    tab = "train"
+
+    def __init__(self, page: PageAccess):
+        super().__init__(page)
+        defaults = LiveSetup()
+        with page.tab("Train", self.tab):
+            gr.Markdown(INTRODUCTION, elem_id="train-intro")
+            self.build_setup(defaults)
+            with gr.Row(elem_id="train-buttons"):
+                self.train = gr.Button("Train", variant="primary", elem_id="train-start")
+                self.pause = gr.Button("Pause", interactive=False, elem_id="train-pause")
+                self.resume = gr.Button("Resume", interactive=False, elem_id="train-resume")
+                self.reset = gr.Button("Reset", interactive=False, elem_id="train-reset")
+            self.numbers = gr.HTML(elem_id="train-numbers")
+            self.curves = gr.Plot(show_label=False, elem_id="train-curves")
+            with gr.Row(elem_id="train-probe-view"):
+                families = [(name, key) for key, name in FAMILY_NAMES.items()]
+                self.family = gr.Radio(families, value="cross", label="Probe's attention", scale=3)
+                self.layer = gr.Slider(0, defaults.layers - 1, value=0, step=1, label="Layer", scale=1)
+                self.head = gr.Dropdown(self.head_choices(defaults.heads), value=AVERAGE, label="Head", scale=1)
+            self.play = gr.Button("Play the replay", elem_id="train-play", size="sm")
+            self.replay = gr.Plot(show_label=False, elem_id="train-replay")
+            self.caption = gr.Markdown(elem_id="train-caption", elem_classes="caption")
+            gr.HTML("", js_on_load=REPLAY_JS, elem_id="train-replay-js")
+            with gr.Row(equal_height=True, elem_id="train-model-row"):
+                self.snapshot = gr.Dropdown([], label="The model at", elem_id="train-snapshot", scale=3, min_width=260)
+                self.explore = gr.Button("Explore it", elem_id="train-explore", interactive=False, scale=1)
+                self.download = gr.DownloadButton("Download", elem_id="train-download", interactive=False, scale=1)
+                self.upload = gr.UploadButton(
+                    "Load a model file", file_types=[SUFFIX], type="filepath", elem_id="train-upload", scale=1
+                )
+            self.message = gr.Markdown(elem_id="train-message", elem_classes="note")
+            self.timer = gr.Timer(POLL_S, active=False)
+            self.link = page.setting("training", gr.Textbox(visible=False, elem_id="train-link"))  # the link's setup
+        self.run = gr.State(None)  # the user's `TrainingRun`
+        self.drawn = gr.State(None)  # what the page shows of it: (run id, version) and the replay's key
+
+    def build_setup(self, defaults: LiveSetup) -> None:
+        """The task, the model's shape and the recipe: the controls of a `LiveSetup`."""
+        with gr.Row():
+            tasks = [(task.title, name) for name, task in TOY_TASKS.items()]
+            self.task = gr.Dropdown(tasks, value=defaults.task, label="Task", elem_id="train-task", scale=3)
+            self.seed = gr.Number(defaults.seed, label="Seed", precision=0, minimum=0, elem_id="train-seed", scale=1)
+        self.look_for = gr.Markdown(TOY_TASKS[defaults.task].look_for, elem_classes="caption", elem_id="train-look")
+        with gr.Accordion("The model", open=False, elem_id="train-model-box"):
+            with gr.Row():
+                self.layers = gr.Slider(1, 3, value=defaults.layers, step=1, label="Layers (each side)")
+                self.heads = gr.Slider(1, 4, value=defaults.heads, step=1, label="Heads")
+                self.d_model = gr.Dropdown(list(D_MODELS), value=defaults.d_model, label="d_model")
+            with gr.Row():
+                self.positional = gr.Radio(
+                    [(kind.replace("_", " "), kind) for kind in POSITIONAL_ENCODINGS],
+                    value=defaults.positional_encoding,
+                    label="Positions",
+                )
+                self.norm = gr.Radio(list(NORM_POSITIONS), value=defaults.norm_position, label="Layer norm")
+        with gr.Accordion("The recipe", open=False, elem_id="train-recipe-box"):
+            gr.Markdown(FORMULA, elem_id="train-formula")
+            rate = rate_text(defaults.d_model, defaults.warmup, defaults.lr_factor)
+            self.rate = gr.Markdown(rate, elem_classes="caption")
+            with gr.Row():
+                self.warmup = gr.Number(defaults.warmup, label="Warm-up steps", precision=0, minimum=1, maximum=10_000)
+                self.factor = gr.Number(defaults.lr_factor, label="Factor", minimum=0.01, maximum=10, step=0.1)
+                self.smoothing = gr.Slider(0, 0.5, value=defaults.label_smoothing, step=0.05, label="Label smoothing")
+                self.batch = gr.Slider(8, 256, value=defaults.batch_size, step=8, label="Batch (sequences)")
+
+    @property
+    def setup_controls(self) -> list:
+        """The controls of `SETUP_FIELDS`, in their order."""
+        return [self.task, self.layers, self.heads, self.d_model, self.positional, self.norm, self.warmup,
+                self.factor, self.smoothing, self.batch, self.seed]  # fmt: skip
+
+    @property
+    def shown(self) -> list:
+        """What a poll may draw."""
+        return [self.numbers, self.curves, self.replay, self.caption, self.snapshot, self.train, self.pause,
+                self.resume, self.reset, self.explore, self.download, self.timer, self.drawn]  # fmt: skip
+
+    @staticmethod
+    def head_choices(heads: int) -> list[str]:
+        return [AVERAGE, *(f"head {h}" for h in range(heads))]
+
+    # ---- events ---------------------------------------------------------------------------------------------
+
+    def wire(self) -> None:
+        page, view = self.page, [self.family, self.layer, self.head]
+        hidden = {"api_visibility": "private"}
+        for control in (self.task, self.d_model, self.warmup, self.factor):
+            control.change(self.described, [self.task, self.d_model, self.warmup, self.factor],
+                           [self.look_for, self.rate], **hidden, **QUICK)  # fmt: skip
+        self.train.click(self.start, [self.run, *self.setup_controls], [self.run, self.link, self.message,
+                         self.layer, self.head, *self.shown], **hidden, **QUICK)  # fmt: skip
+        self.pause.click(self.paused, self.run, self.shown, **hidden, **QUICK)
+        self.resume.click(self.resumed, self.run, [self.message, *self.shown], **hidden, **QUICK)
+        self.reset.click(self.cleared_run, self.run, [self.run, self.message, *self.shown], **hidden, **QUICK)
+        self.timer.tick(self.poll, [self.run, self.drawn, page.explorer, *view], self.shown, **hidden, **POLL)
+        for control in view:
+            control.input(self.redrawn, [self.run, *view], [self.replay, self.drawn], **hidden, **QUICK)
+        self.play.click(None, None, None, js=PLAY_JS, **hidden)
+        self.snapshot.input(self.prepared, [self.run, self.snapshot], [self.download, self.message], **hidden, **QUICK)
+        explored = list(dict.fromkeys([page.tabs, *page.inputs[1:], *page.outputs, page.status, self.message]))
+        explore, load = uses_gpu(self.explored_snapshot), uses_gpu(self.loaded)
+        self.explore.click(explore, [self.run, self.snapshot, page.explorer], explored, **hidden, **LONG)
+        self.upload.upload(load, [self.upload, page.explorer], explored, **hidden, **LONG)
+        # A shared link's setup fills the controls; the setup of a new run goes into the link.
+        self.link.change(self.from_link, self.link, [*self.setup_controls, self.message], **hidden)
+        self.link.change(page.apply, page.inputs, page.outputs, **hidden, **QUICK)
+
+    @staticmethod
+    def described(task: str, d_model: float, warmup: float, factor: float) -> tuple[str, str]:
+        look_for = TOY_TASKS[task].look_for if task in TOY_TASKS else ""
+        return look_for, rate_text(d_model, warmup or 0, factor or 0)
+
+    def from_link(self, text: str) -> Updates:
+        if not text:
+            return {self.message: gr.skip()}
+        try:
+            setup = LiveSetup.from_json(text)
+        except ValueError as error:
+            return {self.message: f"The link's training setup cannot be used: {escaped(error)}"}
+        values = dict(zip(SETUP_FIELDS, self.setup_controls, strict=True))
+        return {control: getattr(setup, name) for name, control in values.items()}
+
+    def start(self, run: TrainingRun | None, *values) -> Updates:
+        """Train: a new run with the setup on the page (the user's earlier run is stopped)."""
+        fields = dict(zip(SETUP_FIELDS, values, strict=True))
+        try:
+            for name in ("layers", "heads", "d_model", "warmup", "batch_size", "seed"):
+                fields[name] = int(fields[name]) if isinstance(fields[name], int | float) else fields[name]
+            setup = LiveSetup(**fields)
+        except (TypeError, ValueError) as error:
+            return {self.message: f"This setup cannot be trained: {escaped(error)}"}
+        pool = self.page.pool
+        if run is not None and run.active:
+            pool.stop(run, "replaced by a new run")
+        run = pool.new_run(setup)
+        pool.start(run)
+        return {
+            self.run: run,
+            self.link: setup.to_json(),
+            self.message: "",
+            self.layer: gr.update(maximum=setup.layers - 1, value=0),
+            self.head: gr.update(choices=self.head_choices(setup.heads), value=AVERAGE),
+            **self.drawn_run(run, None, "cross", 0, None),
+        }
+
+    def paused(self, run: TrainingRun | None) -> Updates:
+        if run is not None and run.active:
+            self.page.pool.pause(run)
+        return {self.pause: gr.update(interactive=False)}  # the next poll shows it paused
+
+    def resumed(self, run: TrainingRun | None) -> Updates:
+        if run is None:
+            return {self.message: "There is no run to resume: press Train."}
+        try:
+            self.page.pool.start(run)
+        except ValueError as error:
+            return {self.message: escaped(error)}
+        return {self.message: "", **self.buttons(run), self.timer: gr.Timer(active=True)}
+
+    def cleared_run(self, run: TrainingRun | None) -> Updates:
+        """Reset: the run stops and is forgotten (a model explored from it stays in the picker)."""
+        if run is not None and run.active:
+            self.page.pool.stop(run, "reset")
+        return {
+            self.run: None,
+            self.message: "",
+            self.numbers: "",
+            self.curves: None,
+            self.replay: None,
+            self.caption: "",
+            self.snapshot: gr.update(choices=[], value=None),
+            self.download: gr.update(value=None, interactive=False),
+            **self.buttons(None),
+            self.timer: gr.Timer(active=False),
+            self.drawn: None,
+        }
+
+    def poll(self, run: TrainingRun | None, drawn, explorer, family: str, layer: float, head: str) -> Updates:
+        """The page asks for news of its run: what changed since it last drew it, while the Train tab is open."""
+        if run is None:
+            return {self.timer: gr.Timer(active=False)}
+        run.last_seen = time.monotonic()  # the page is open: the run goes on
+        if isinstance(explorer, Explorer) and explorer.state.tab != self.tab:  # nobody looks: draw it on return
+            return {self.drawn: None} if drawn is not None else {self.drawn: gr.skip()}
+        return self.drawn_run(run, drawn, family, int(layer or 0), head_value(head))
+
+    def drawn_run(self, run: TrainingRun, drawn, family: str, layer: int, head: int | None) -> Updates:
+        """What changed of the run since `drawn`: its numbers and curves, the replay (when a snapshot or a look at
+        the probe came in, or the view changed), the snapshots, the buttons; the timer stops once the run does."""
+        version, replay_key = (run.id, run.version), (run.id, len(run.snapshots), run.probe and run.probe.step,
+                                                      family, layer, head)  # fmt: skip
+        if drawn is not None and drawn[0] == version:  # nothing new
+            return {self.drawn: gr.skip()} if run.active else {self.timer: gr.Timer(active=False)}
+        choices = training_view.snapshot_choices(run)
+        updates: Updates = {
+            self.numbers: training_view.numbers_text(run, self.page.pool.place(run)),
+            self.curves: training_view.curves_figure(run),
+            **self.buttons(run),
+            self.snapshot: gr.update(choices=choices, value=choices[0][1] if choices else None),
+            self.timer: gr.Timer(active=run.active),
+            self.drawn: (version, replay_key),
+        }
+        if drawn is None or drawn[1] != replay_key:
+            updates[self.replay] = training_view.replay_figure(run, family, layer, head)
+            updates[self.caption] = training_view.probe_caption(run)
+        if not run.active and run.snapshots:
+            updates[self.download] = gr.update(value=self.file_of(run, None), interactive=True)
+        return updates
+
+    def redrawn(self, run: TrainingRun | None, family: str, layer: float, head: str) -> Updates:
+        """Another family, layer or head of the probe: the replay again (the numbers did not change)."""
+        if run is None:
+            return {self.replay: gr.skip()}
+        layer, head = int(layer or 0), head_value(head)
+        return {
+            self.replay: training_view.replay_figure(run, family, layer, head),
+            self.drawn: None,  # the next poll draws everything again, with this view
+        }
+
+    def buttons(self, run: TrainingRun | None) -> Updates:
+        active = run is not None and run.active
+        resumable = run is not None and not active and run.state is not None and run.seconds < run.budget_s
+        return {
+            self.train: gr.update(interactive=not active),
+            self.pause: gr.update(interactive=active),
+            self.resume: gr.update(interactive=resumable),
+            self.reset: gr.update(interactive=run is not None),
+            self.explore: gr.update(interactive=run is not None and not active and bool(run.snapshots)),
+            self.download: gr.update(interactive=run is not None and not active and bool(run.snapshots)),
+        }
+
+    # ---- the trained model: download, explore, load -------------------------------------------------------------
+
+    def file_of(self, run: TrainingRun, step: int | None) -> str:
+        """The model of the snapshot at `step` (the latest when None) as a file to download (its path)."""
+        model, _ = training_view.chosen_model(run, step)
+        folder = FILES / f"{os.getpid()}-{run.id}"
+        folder.mkdir(parents=True, exist_ok=True)
+        for old in folder.glob(f"*{SUFFIX}"):  # one file a run at a time
+            old.unlink(missing_ok=True)
+        path = folder / model.file_name()
+        path.write_bytes(model.to_bytes())
+        return str(path)
+
+    def prepared(self, run: TrainingRun | None, step) -> Updates:
+        """Another snapshot chosen: its file for the Download button."""
+        if run is None or run.active:
+            return {self.download: gr.skip()}
+        try:
+            return {self.download: gr.update(value=self.file_of(run, int(step) if step is not None else None))}
+        except ValueError as error:
+            return {self.message: escaped(error)}
+
+    def explored_snapshot(self, run: TrainingRun | None, step, explorer) -> Updates:
+        """Explore it: the snapshot becomes one of the user's models, and the page opens on it."""
+        if run is None:
+            return {self.message: "Train a model first."}
+        try:
+            model, exact = training_view.chosen_model(run, int(step) if step is not None else None)
+        except ValueError as error:
+            return {self.message: escaped(error)}
+        return self.explored(explorer, training_view.own_model(model, exact))
+
+    def loaded(self, path: str | None, explorer) -> Updates:
+        """Load a model file: checked as untrusted input (`read_model_file`), then explored as a trained one."""
+        if not path:
+            return {self.message: gr.skip()}
+        try:
+            size = os.path.getsize(path)
+            if size > MAX_FILE_BYTES:
+                raise ModelFileError(
+                    f"the file is {size / 2**20:.1f} MB: a model trained in this page is at most "
+                    f"{MAX_FILE_BYTES / 2**20:.0f} MB"
+                )
+            model = read_model_file(Path(path).read_bytes())
+        except (ModelFileError, OSError) as error:
+            return {self.message: f"**{escaped(Path(path).name)}** cannot be loaded: {escaped(error)}"}
+        return self.explored(explorer, training_view.own_model(model, origin="loaded from a file"))
+
+    def explored(self, explorer, own: OwnModel) -> Updates:
+        """The page on `own`, a model of the user's: in their picker, on its first example, in the Attention tab."""
+        page = self.page
+        base = explorer if isinstance(explorer, Explorer) else None
+        registry = PersonalRegistry.of(base.registry if base is not None else page.registry)
+        name = own.description.label
+        registry.add(name, own)
+        state = (base.state if base is not None else ExplorerState(model=page.default_model)).replace(
+            model=name, source=own.examples[0][0], choices=(), silenced=frozenset(), layer=0, head=None, grid=False,
+            tab="attention",
+        )  # fmt: skip
+        try:
+            explorer = Explorer(registry, state)
+        except ExplorerError as error:
+            return {self.message: escaped(error)}
+        controls = {page.control(key): value for key, value in control_values(explorer.state).items()}
+        message = f"Exploring **{escaped(name)}**, a model of yours: Step through its translation."
+        return (
+            {page.tabs: page.selected_tab("attention"), self.message: ""} | controls | page.refreshed(explorer, message)
+        )
