@@ -16,6 +16,7 @@ import gradio as gr
 import torch
 
 from explorer import ModelRegistry
+from explorer.training import TrainingPool
 from ui import fonts
 from ui.page import build_demo
 
@@ -49,7 +50,10 @@ CSS = fonts.font_faces() + "\n" + (ROOT / "assets" / "style.css").read_text(enco
 THEME = gr.themes.Soft(font=list(fonts.STACK))
 LAUNCH_OPTIONS = {"theme": THEME, "css": CSS, "state_session_capacity": 1000}
 
-demo = build_demo(REGISTRY)
+# The Train tab's runs: EXPLORER_TRAIN_SLOTS worker processes (1 by default), each a fresh interpreter.
+POOL = TrainingPool()
+demo = build_demo(REGISTRY, POOL)
 
 if __name__ == "__main__":
+    POOL.warm()  # a worker takes about 3 s to start: not on the first Train
     demo.queue(default_concurrency_limit=2, max_size=64).launch(**LAUNCH_OPTIONS)

@@ -3,6 +3,7 @@
     python -m benchmarks.classroom                          # 30 students, 3 s think time, 120 s
     python -m benchmarks.classroom --students 60            # a bigger class
     python -m benchmarks.classroom --quick                  # 6 students for 20 s (the test suite runs this)
+    python -m benchmarks.classroom --trainers 3             # … while 3 more students train in the Train tab
     python -m benchmarks.classroom --url http://127.0.0.1:8080/ --pid 123 --pid 124   # servers already running
 
 The app runs in its own process (`python app.py`, as a teacher starts it), or already runs at `--url` (several
@@ -39,6 +40,7 @@ import itertools
 import json
 import os
 import random
+import re
 import statistics
 import time
 import uuid
@@ -173,6 +175,8 @@ class PageEvents:
                 if name:
                     self.by_trigger[(name, trigger)] = dependency
         self.by_api = {d["api_name"]: d for d in config["dependencies"] if d.get("api_name")}
+        self.ticks = [d for d in config["dependencies"] if d.get("backend_fn") and d["targets"]
+                      and d["targets"][0][1] == "tick"]  # fmt: skip  # the Train tab's poll (a gr.Timer)
         # The controls, by the setting each holds: Step takes them all, after the explorer, in the order of `NAMES`.
         controls = [i for i in self.event("step-btn", "click")["inputs"] if self.components[i]["type"] != "state"]
         self.setting_of = dict(zip(controls, NAMES, strict=True))
@@ -182,6 +186,11 @@ class PageEvents:
 
     def elem_id(self, component_id: int) -> str:
         return self.components[component_id]["props"].get("elem_id") or ""
+
+    def first_value(self, component_id: int) -> Any:
+        """The value a control has when the page opens (None for a gr.State, which the server keeps)."""
+        component = self.components[component_id]
+        return None if component["type"] == "state" else component["props"].get("value")
 
 
 @dataclass(frozen=True)
@@ -332,6 +341,50 @@ class Student:
                 tally.error(kind, problem)
 
 
+class Trainer:
+    """A student who trains in the Train tab, with its default setup, for the whole class: opens the tab, presses
+    Train, and asks for news once a second as the page's timer does; trains again when a run ends (its time budget
+    spent). Counted apart from the class: its polls, and the training steps its runs reached."""
+
+    def __init__(self, url: str, page: PageEvents, http: httpx.AsyncClient):
+        self.url, self.page, self.http = url, page, http
+        self.session = uuid.uuid4().hex
+        self.headers: dict[str, str] = {}
+        self.steps = 0  # training steps of the runs that ended, and of the one going on
+        self.ended = 0
+
+    async def call(self, dependency: dict) -> dict:
+        data = [self.page.first_value(i) for i in dependency["inputs"]]
+        outputs = await answer_of(self.http, self.url, self.session, dependency, data, self.headers)
+        return {self.page.elem_id(i): value for i, value in zip(dependency["outputs"], outputs, strict=True)}
+
+    async def attend(self, deadline: float, tally: Tally) -> None:
+        self.headers = await page_cookies(self.http, self.url)
+        await self.call(self.page.event("source-text", "submit"))  # the page's first view, as a browser draws it
+        await self.call(self.page.event("train", "select"))
+        await self.call(self.page.event("train-start", "click"))
+        poll, before = self.page.ticks[0], 0
+        while time.monotonic() < deadline:
+            await asyncio.sleep(1.0)
+            started = time.perf_counter()
+            try:
+                answer = await self.call(poll)
+            except Exception as error:  # any failure is what a load test counts
+                tally.error("train-poll", f"{type(error).__name__}: {error}"[:200])
+                continue
+            tally.latencies["train-poll"].append(time.perf_counter() - started)
+            numbers = answer.get("train-numbers")
+            if not isinstance(numbers, str):
+                continue  # nothing new: the page keeps what it shows
+            found = re.search(r"step ([\d,]+)", numbers)
+            step = int(found.group(1).replace(",", "")) if found else before
+            self.steps, before = self.steps + max(step - before, 0), step
+            if "Finished" in numbers or "Stopped" in numbers or "Failed" in numbers:
+                self.ended += 1
+                before = 0
+                await self.call(self.page.event("train-start", "click"))
+
+
 # ---- the servers --------------------------------------------------------------------------------------------------
 
 
@@ -379,9 +432,18 @@ def summary(tally: Tally) -> dict[str, Any]:
 
 
 async def classroom(
-    url: str, pids: list[int], *, students: int, seconds: float, think_s: float, calibrate: int, expected: dict
+    url: str,
+    pids: list[int],
+    *,
+    students: int,
+    seconds: float,
+    think_s: float,
+    calibrate: int,
+    expected: dict,
+    trainers: int = 0,
 ) -> dict[str, Any]:
-    """One student alone (`calibrate` actions, no thinking), then the class for `seconds`."""
+    """One student alone (`calibrate` actions, no thinking), then the class for `seconds`, while `trainers` more
+    students train in the Train tab."""
     limits = httpx.Limits(max_connections=4 * students + 8, max_keepalive_connections=2 * students + 8)
     # The students share one client, but not its cookies: each sends its own (`Student.open_page`), and the client
     # keeps none (a shared jar would give every student the first one's, and one server behind a load balancer).
@@ -414,6 +476,8 @@ async def classroom(
         cpu_before, client_before, started = cpu_seconds(pids), time.process_time(), time.monotonic()
         deadline = started + seconds
         tasks = [asyncio.create_task(s.attend(deadline, think_s, tally)) for s in class_]
+        training, in_training = Tally(), [Trainer(url, page, http) for _ in range(trainers)]
+        tasks += [asyncio.create_task(t.attend(deadline, training)) for t in in_training]
         while not all(task.done() for task in tasks) and time.monotonic() < deadline + ANSWER_TIMEOUT_S:
             await asyncio.sleep(1.0)
             if time.monotonic() - started >= memory[-1][0] + seconds / 12:
@@ -452,6 +516,15 @@ async def classroom(
             "after": stats_after,
         },
         "alone": {"actions": summary(alone), "errors": sum(alone.errors.values()), "first_errors": alone.first_errors},
+        "training": {
+            "trainers": trainers,
+            "slots": int(os.environ.get("EXPLORER_TRAIN_SLOTS", 1)),
+            "polls": summary(training),
+            "errors": sum(training.errors.values()),
+            "first_errors": training.first_errors,
+            "steps_trained": sum(t.steps for t in in_training),
+            "runs_ended": sum(t.ended for t in in_training),
+        },
     }
 
 
@@ -463,8 +536,11 @@ def run(
     calibrate: int,
     url: str | None = None,
     pids: list[int] | None = None,
+    trainers: int = 0,
 ) -> dict[str, Any]:
-    """The benchmark: start the app unless `url` is given, and return the numbers."""
+    """The benchmark: start the app unless `url` is given, and return the numbers. The server's CPU per request
+    counts the class's requests; with `trainers`, it includes answering their polls (the training itself runs in
+    worker processes, not counted there)."""
     expected = expected_answers()
     app = None
     if url is None:
@@ -481,6 +557,7 @@ def run(
                 think_s=think_s,
                 calibrate=calibrate,
                 expected=expected,
+                trainers=trainers,
             )
         )
     finally:
@@ -497,6 +574,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seconds", type=float, default=120)
     parser.add_argument("--think", type=float, default=3.0, help="mean think time before each action, seconds")
     parser.add_argument("--calibrate", type=int, default=300, help="actions of one student alone, for CPU per kind")
+    parser.add_argument("--trainers", type=int, default=0, help="students training in the Train tab meanwhile")
     parser.add_argument("--quick", action="store_true", help="6 students for 20 s, 60 actions alone")
     parser.add_argument("--url", help="a server already running (then --pid names its processes)")
     parser.add_argument("--pid", type=int, action="append", default=[], help="a server process, for CPU and memory")
@@ -511,6 +589,7 @@ def main(argv: list[str] | None = None) -> None:
         calibrate=args.calibrate,
         url=url,
         pids=args.pid,
+        trainers=args.trainers,
     )
     print(json.dumps(result, indent=2, ensure_ascii=False))
 

@@ -44,10 +44,10 @@ def numbers_text(run: TrainingRun, place: int = 0) -> str:
     parts = [f"step {run.step:,}", f"{run.seconds:.0f} s of {run.budget_s:.0f} s"]
     if train:
         last = train[-1]
-        parts += [f"training loss {last['loss']:.3f}", f"training exact match {last['exact']:.0%}"]
+        parts += [f"training loss {last['loss']:.3f}", f"training exact match {last['exact']:.1%}"]
     if held_out:
         last = held_out[-1]
-        parts += [f"held-out loss {last['held_out_loss']:.3f}", f"held-out exact match {last['held_out_exact']:.0%}"]
+        parts += [f"held-out loss {last['held_out_loss']:.3f}", f"held-out exact match {last['held_out_exact']:.1%}"]
     if train:
         parts.append(f"{train[-1]['tokens_per_s']:,.0f} tokens/s")
     status = html.escape(states.get(run.status, ""))
