@@ -914,3 +914,69 @@ def test_inside_a_step_blocks_are_clickable_and_fit_a_projector(browser, app_url
     small.mouse.click(x, y)
     small.wait_for_function("() => document.querySelector('#inside-text').innerText.startsWith('Linear + softmax')")
     small.close()
+
+
+REPLAY = "() => document.querySelector('#train-replay .js-plotly-plot')"
+REPLAY_STEP = f"() => ({REPLAY})().layout.sliders[0].active"
+REPLAY_CAPTION = f"() => ({REPLAY})().layout.annotations[0].text"
+# the map shown, as numbers (plotly keeps it as base64 until the first update, then as arrays)
+REPLAY_Z = f"() => JSON.stringify(Array.from(({REPLAY})()._fullData[0].z, (r) => Array.from(r, (v) => v.toFixed(3))))"
+TRAINED_MODEL_SHOWN = "() => document.querySelector('#model-select input').value.startsWith('reverse · 2 layers')"
+
+
+def test_train_watch_the_attention_form_scrub_explore_download_and_load(browser, app_url, tmp_path):
+    """Issue 24: Train the default reverse task; the curves come, the probe's attention changes as it learns; Pause;
+    the slider scrubs back to step 0 in the browser; explore the model with Step; download it, and load the file
+    back."""
+    tab = opened(browser, app_url)
+    open_tab(tab, "Train")
+    tab.locator("#train-start").click()
+    tab.wait_for_selector("#train-curves .js-plotly-plot")
+    tab.wait_for_selector("#train-replay .js-plotly-plot")
+    first = tab.evaluate(REPLAY_Z)
+    tab.wait_for_function(f"first => ({REPLAY_Z})() !== first", arg=first, timeout=30_000)  # a new look at the probe
+    tab.wait_for_function(  # learned a little: past the early snapshots
+        "() => /step (\\d{3,})/.test(document.querySelector('#train-numbers').innerText)", timeout=60_000
+    )
+    shot(tab, "train-training")
+    tab.locator("#train-pause").click()
+    tab.wait_for_function("() => document.querySelector('#train-numbers').innerText.includes('Paused')")
+    tab.wait_for_function("() => !document.querySelector('#train-explore').disabled")
+    numbers = tab.locator("#train-numbers").inner_text()
+    assert re.search(r"held-out exact match [\d.]+%", numbers) and "tokens/s" in numbers
+    last = tab.evaluate(REPLAY_Z)
+    assert tab.evaluate(REPLAY_STEP) > 0 and not tab.evaluate(REPLAY_CAPTION).startswith("step 0 ")
+    tab.evaluate("() => window.replayTo(0)")  # the slider's first place: in the browser alone
+    assert tab.evaluate(REPLAY_STEP) == 0 and tab.evaluate(REPLAY_CAPTION).startswith("step 0 ")
+    assert tab.evaluate(REPLAY_Z) != last
+    tab.locator("#train-play").click()  # Play walks the snapshots to the last
+    tab.wait_for_function(f"() => ({REPLAY_STEP})() > 2")
+    tab.wait_for_function("() => document.querySelector('#train-play').innerText === 'Play the replay'", timeout=30_000)
+    assert tab.evaluate(REPLAY_Z) == last
+    shot(tab, "train-paused")
+    with tab.expect_download() as download:
+        tab.locator("#train-download").click()
+    saved = tmp_path / download.value.suggested_filename
+    download.value.save_as(saved)
+    assert saved.name.startswith("reverse-2x4x64-step") and saved.suffix == ".safetensors"
+    tab.locator("#train-explore").click()
+    tab.wait_for_function(TRAINED_MODEL_SHOWN)
+    assert tab.get_by_role("tab", name="Attention").get_attribute("aria-selected") == "true"
+    assert "a model of yours" in tab.locator("#status").inner_text()
+    assert step(tab) != ""
+    shot(tab, "train-explored")
+    tab.close()
+
+    fresh = opened(browser, app_url, 1024, 768)  # another user, who has only the file
+    open_tab(fresh, "Train")
+    fresh.locator("#train-upload").locator("xpath=..").locator("input[type=file]").set_input_files(str(saved))
+    fresh.wait_for_function(TRAINED_MODEL_SHOWN)
+    assert step(fresh) != ""
+    open_tab(fresh, "Train")
+    bad = tmp_path / "not-a-model.safetensors"
+    bad.write_bytes(b"not a model at all")
+    fresh.locator("#train-upload").locator("xpath=..").locator("input[type=file]").set_input_files(str(bad))
+    fresh.wait_for_function("() => document.querySelector('#train-message').innerText.includes('cannot be loaded')")
+    assert "not a safetensors file" in fresh.locator("#train-message").inner_text()
+    shot(fresh, "train-1024")
+    fresh.close()

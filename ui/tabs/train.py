@@ -116,14 +116,15 @@ class TrainTab(Panel):
                 self.resume = gr.Button("Resume", interactive=False, elem_id="train-resume")
                 self.reset = gr.Button("Reset", interactive=False, elem_id="train-reset")
             self.numbers = gr.HTML(elem_id="train-numbers")
-            self.curves = gr.Plot(show_label=False, elem_id="train-curves")
+            # hidden until there is a run to draw (no empty plot box without a word of why)
+            self.curves = gr.Plot(show_label=False, elem_id="train-curves", visible=False)
             with gr.Row(elem_id="train-probe-view"):
                 families = [(name, key) for key, name in FAMILY_NAMES.items()]
                 self.family = gr.Radio(families, value="cross", label="Probe's attention", scale=3)
                 self.layer = gr.Slider(0, defaults.layers - 1, value=0, step=1, label="Layer", scale=1)
                 self.head = gr.Dropdown(self.head_choices(defaults.heads), value=AVERAGE, label="Head", scale=1)
-            self.play = gr.Button("Play the replay", elem_id="train-play", size="sm")
-            self.replay = gr.Plot(show_label=False, elem_id="train-replay")
+            self.play = gr.Button("Play the replay", elem_id="train-play", size="sm", visible=False)
+            self.replay = gr.Plot(show_label=False, elem_id="train-replay", visible=False)
             self.caption = gr.Markdown(elem_id="train-caption", elem_classes="caption")
             gr.HTML("", js_on_load=REPLAY_JS, elem_id="train-replay-js")
             with gr.Row(equal_height=True, elem_id="train-model-row"):
@@ -177,8 +178,8 @@ class TrainTab(Panel):
     @property
     def shown(self) -> list:
         """What a poll may draw."""
-        return [self.numbers, self.curves, self.replay, self.caption, self.snapshot, self.train, self.pause,
-                self.resume, self.reset, self.explore, self.download, self.timer, self.drawn]  # fmt: skip
+        return [self.numbers, self.curves, self.replay, self.play, self.caption, self.snapshot, self.train,
+                self.pause, self.resume, self.reset, self.explore, self.download, self.timer, self.drawn]  # fmt: skip
 
     @staticmethod
     def head_choices(heads: int) -> list[str]:
@@ -270,8 +271,9 @@ class TrainTab(Panel):
             self.run: None,
             self.message: "",
             self.numbers: "",
-            self.curves: None,
-            self.replay: None,
+            self.curves: gr.update(value=None, visible=False),
+            self.replay: gr.update(value=None, visible=False),
+            self.play: gr.update(visible=False),
             self.caption: "",
             self.snapshot: gr.update(choices=[], value=None),
             self.download: gr.update(value=None, interactive=False),
@@ -299,14 +301,16 @@ class TrainTab(Panel):
         choices = training_view.snapshot_choices(run)
         updates: Updates = {
             self.numbers: training_view.numbers_text(run, self.page.pool.place(run)),
-            self.curves: training_view.curves_figure(run),
+            self.curves: gr.update(value=training_view.curves_figure(run), visible=True),
             **self.buttons(run),
             self.snapshot: gr.update(choices=choices, value=choices[0][1] if choices else None),
             self.timer: gr.Timer(active=run.active),
             self.drawn: (version, replay_key),
         }
         if drawn is None or drawn[1] != replay_key:
-            updates[self.replay] = training_view.replay_figure(run, family, layer, head)
+            replay = training_view.replay_figure(run, family, layer, head)
+            updates[self.replay] = gr.update(value=replay, visible=replay is not None)
+            updates[self.play] = gr.update(visible=replay is not None)
             updates[self.caption] = training_view.probe_caption(run)
         if not run.active and run.snapshots:
             updates[self.download] = gr.update(value=self.file_of(run, None), interactive=True)
