@@ -5,8 +5,8 @@ target tokens a second the page's worker trains against the same run stepped alo
     python -m benchmarks.train_tab --quick              # one reverse run to 90%
 
 The app runs in its own process (`python app.py`). A client speaks the page's protocol as the browser does
-(`benchmarks.classroom`): it opens the Train tab, sets the task and seed, presses Train, and asks for news every half
-second, as often as the page's timer at most. The time to target is from pressing Train to the first answer whose
+(`benchmarks.classroom`): it opens the Train tab, sets the task and seed, presses Train, and asks for news every second,
+as the page's timer does. The time to target is from pressing Train to the first answer whose
 numbers show the held-out exact match at or above the target (the worker evaluates it every 50 steps, on 200
 sequences, greedy).
 
@@ -37,7 +37,7 @@ from transformer.training.batches import collate
 from transformer.training.live import LiveRun, LiveSetup
 from transformer.training.settings import PAD
 
-POLL_S = 0.5
+POLL_S = 1.0  # as often as the page asks (`ui.tabs.train.POLL_S`)
 EXACT = re.compile(r"held-out exact match ([\d.]+)%")
 STEP_AND_SECONDS = re.compile(r"step ([\d,]+) · (\d+) s of")
 

@@ -6,6 +6,7 @@ with it (`examples.json` in its folder, or the fallbacks in `assets/examples.jso
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import re
@@ -26,7 +27,7 @@ HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{
 
 
 # The name of a model trained in the Train tab ("reverse · 2 layers · step 450 · trained 45 s", `PersonalRegistry`).
-TRAINED_NAME = re.compile(r".+ · step \d+ · trained \d+ s")
+TRAINED_NAME = re.compile(r".+ · step \d+ · trained \d+ s( \(\d+\))?")  # "(2)": another model, the same words
 
 HUB_DEFAULT = "Helsinki-NLP/opus-mt-en-de"  # the page opens on it wherever it is already in the local cache
 
@@ -198,11 +199,21 @@ class PersonalRegistry:
         """`registry` if it is a user's already, else a new user's view of the shared one."""
         return registry if isinstance(registry, PersonalRegistry) else PersonalRegistry(registry)
 
-    def add(self, name: str, model: OwnModel) -> None:
-        self.own.pop(name, None)  # the same name again: the newer model, now the newest
+    def add(self, model: OwnModel) -> str:
+        """Add `model` under its label, and return the name it has: the same model again (its description the
+        same) replaces the earlier and becomes the newest; another model whose label is taken is numbered, "… (2)"."""
+        label, number = model.description.label, 1
+        name = label
+        while name in self.own and self.own[name].description != model.description:
+            number += 1
+            name = f"{label} ({number})"
+        if name != label:
+            model = dataclasses.replace(model, description=dataclasses.replace(model.description, label=name))
+        self.own.pop(name, None)
         self.own[name] = model
         while len(self.own) > self.MAX_OWN:
             del self.own[next(iter(self.own))]
+        return name
 
     @property
     def builtin(self) -> list[str]:

@@ -33,15 +33,17 @@ def records(run: TrainingRun) -> tuple[list[dict], list[dict]]:
 def numbers_text(run: TrainingRun, place: int = 0) -> str:
     """Where the run is, in words (for everyone, and for a screen reader, which reads it as it changes)."""
     train, held_out = records(run)
+    with run.lock:
+        status, message, step, seconds = run.status, run.message, run.step, run.seconds
     states = {
         QUEUED: f"Waiting for a free trainer: number {place} in the queue." if place else "Starting…",
         TRAINING: "Training.",
         PAUSED: "Paused: scrub the replay, explore the model, or resume.",
-        FINISHED: f"Finished: {run.message}.",
-        STOPPED: f"Stopped{': ' + run.message.removeprefix('stopped: ') if run.message else ''}.",
-        FAILED: f"Failed: {run.message}.",
+        FINISHED: f"Finished: {message}.",
+        STOPPED: f"Stopped{': ' + message.removeprefix('stopped: ') if message else ''}.",
+        FAILED: f"Failed: {message}.",
     }
-    parts = [f"step {run.step:,}", f"{run.seconds:.0f} s of {run.budget_s:.0f} s"]
+    parts = [f"step {step:,}", f"{seconds:.0f} s of {run.budget_s:.0f} s"]
     if train:
         last = train[-1]
         parts += [f"training loss {last['loss']:.3f}", f"training exact match {last['exact']:.1%}"]
@@ -50,7 +52,7 @@ def numbers_text(run: TrainingRun, place: int = 0) -> str:
         parts += [f"held-out loss {last['held_out_loss']:.3f}", f"held-out exact match {last['held_out_exact']:.1%}"]
     if train:
         parts.append(f"{train[-1]['tokens_per_s']:,.0f} tokens/s")
-    status = html.escape(states.get(run.status, ""))
+    status = html.escape(states.get(status, ""))
     return (
         f'<div role="status" aria-live="polite" id="train-numbers-text"><strong>{status}</strong> '
         f"{html.escape(' · '.join(parts))}</div>"

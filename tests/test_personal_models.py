@@ -76,8 +76,8 @@ def test_a_user_s_registry_gives_their_models_and_the_shared_one_s_for_every_oth
     personal = PersonalRegistry.of(registry)
     assert isinstance(personal, PersonalRegistry) and personal.shared is registry
     assert PersonalRegistry.of(personal) is personal  # a user's registry is never wrapped twice
-    name = own.description.label
-    personal.add(name, own)
+    name = personal.add(own)
+    assert name == own.description.label and personal.add(own) == name  # the same model again: the same name
     assert personal.get(name) is own.checkpoint and personal.describe(name) is own.description
     assert personal.picker_label(name) == name and personal.examples(name) == own.examples
     assert BUILTIN in registry.builtin
@@ -91,26 +91,38 @@ def test_a_user_s_registry_gives_their_models_and_the_shared_one_s_for_every_oth
     assert personal.default() == ("en-de", "a note")
 
 
-def test_a_user_keeps_at_most_max_own_models_dropping_the_oldest_and_a_name_added_again_is_the_newest(registry, own):
+def test_a_user_keeps_at_most_max_own_models_dropping_the_oldest_and_a_model_added_again_is_the_newest(registry, own):
     personal = PersonalRegistry(registry)
     limit = PersonalRegistry.MAX_OWN
-    names = [f"reverse · 1 layer · step {i} · trained {i} s" for i in range(limit + 1)]
-    for name in names[:limit]:
-        personal.add(name, own)
-    newer = OwnModel(own.checkpoint, ModelDescription("newer", "", "", ""), own.examples)
-    personal.add(names[0], newer)  # the same name again: the newer model, now the newest
-    assert list(personal.own) == [*names[1:limit], names[0]] and personal.describe(names[0]) is newer.description
-    personal.add(names[limit], own)  # one too many: the oldest goes
+    models = [
+        OwnModel(own.checkpoint, ModelDescription(f"reverse · 1 layer · step {i} · trained {i} s", "", "", ""), ())
+        for i in range(limit + 1)
+    ]
+    names = [personal.add(model) for model in models[:limit]]
+    assert names == [model.description.label for model in models[:limit]]
+    personal.add(models[0])  # the same model again: now the newest
+    assert list(personal.own) == [*names[1:limit], names[0]]
+    names.append(personal.add(models[limit]))  # one too many: the oldest goes
     assert list(personal.own) == [*names[2:limit], names[0], names[limit]] and len(personal.own) == limit
     with pytest.raises(ExplorerError, match="trained in another page"):
         personal.get(names[1])
-    assert personal.get(names[0]) is own.checkpoint and personal.describe(names[0]) is newer.description
+    assert personal.get(names[0]) is own.checkpoint
+
+
+def test_another_model_with_the_same_words_is_numbered_and_never_replaces_the_first(registry, own):
+    """The name says the task, the layers, the step and the seconds: two runs that differ in heads or seed, or a
+    file loaded, can share it. The second is "… (2)", and both stay in the picker."""
+    personal = PersonalRegistry(registry)
+    other = OwnModel(own.checkpoint, ModelDescription(own.description.label, "another seed", "", ""), ())
+    first, second = personal.add(own), personal.add(other)
+    assert first == own.description.label and second == f"{first} (2)"
+    assert personal.describe(second).label == second and personal.describe(first) is own.description
+    assert TRAINED_NAME.fullmatch(second) and personal.add(other) == second and len(personal.own) == 2
 
 
 def test_two_users_never_see_each_other_s_models_and_the_shared_registry_never_lists_them(registry, own):
     first, second = PersonalRegistry.of(registry), PersonalRegistry.of(registry)
-    name = own.description.label
-    first.add(name, own)
+    name = first.add(own)
     assert first is not second and name in first.own and name not in second.own
     with pytest.raises(ExplorerError, match="trained in another page"):
         second.get(name)
@@ -154,8 +166,7 @@ def test_a_snapshot_as_an_own_model_is_named_described_and_comes_with_the_probe_
 
 def test_every_view_of_the_explorer_reads_an_own_model(registry, own):
     personal = PersonalRegistry.of(registry)
-    name, source = own.description.label, own.examples[0][0]
-    personal.add(name, own)
+    name, source = personal.add(own), own.examples[0][0]
     explorer = Explorer(personal, ExplorerState(model=name, source=source))
     for _ in explorer.run():
         pass

@@ -100,6 +100,10 @@ def read_model_file(data: bytes) -> TrainedModel:
     if not_float:
         raise ModelFileError(f"the weight {not_float[0]} is not float32")
     model = Transformer(setup.config())
+    stored_once = set(unique_state_dict(model))
+    twice = sorted(set(weights) & (set(model.state_dict()) - stored_once))
+    if twice:  # tied to another weight: two copies could disagree, and one would silently win
+        raise ModelFileError(f"the file stores {twice[0]}, which is tied to another weight: it is stored once")
     try:
         fill_model(model, weights, "the file")
     except CheckpointError as error:
@@ -109,28 +113,39 @@ def read_model_file(data: bytes) -> TrainedModel:
 
 def read_metadata(data: bytes) -> dict[str, str]:
     """The safetensors header's metadata, read without reading any weight: the first 8 bytes are the header's
-    length, then the header, JSON."""
-    if data[:2] == b"PK" or data[:1] == b"\x80":  # a zip (torch.save) or a raw pickle
-        raise ModelFileError(
-            "this is a pickle file (torch.save, .pt or .bin): it could run code when read, so models are loaded "
-            f"only from safetensors files ({SUFFIX}), such as the Download button gives"
-        )
+    length, then the header, JSON. Only a file whose header cannot be read is looked at as a pickle (a header's
+    length may begin with any byte)."""
     length = int.from_bytes(data[:8], "little") if len(data) >= 8 else -1
-    if not 0 < length <= len(data) - 8:
+    header = None
+    if 0 < length <= len(data) - 8:
+        try:
+            header = json.loads(data[8 : 8 + length].decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            header = None
+    if not isinstance(header, dict):
+        if looks_like_pickle(data):
+            raise ModelFileError(
+                "this is a pickle file (torch.save, .pt or .bin): it could run code when read, so models are "
+                f"loaded only from safetensors files ({SUFFIX}), such as the Download button gives"
+            )
         raise ModelFileError(f"this is not a safetensors file ({SUFFIX}): its header cannot be read")
-    try:
-        header = json.loads(data[8 : 8 + length].decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise ModelFileError(f"this is not a safetensors file ({SUFFIX}): its header is not JSON") from None
-    metadata = header.get("__metadata__") if isinstance(header, dict) else None
+    metadata = header.get("__metadata__")
     if not isinstance(metadata, dict) or metadata.get("format") != FILE_FORMAT:
         raise ModelFileError(
             "this safetensors file is not a model trained in this page's Train tab (its metadata does not say "
             f"format={FILE_FORMAT})"
         )
+    if not all(isinstance(value, str) for value in metadata.values()):
+        raise ModelFileError("the file's metadata is not all text, as a safetensors file's must be")
     if metadata.get("version") != FILE_VERSION:
-        raise ModelFileError(f"the file's version {str(metadata.get('version'))[:20]!r} is not one this page reads")
+        raise ModelFileError(f"the file's version {metadata.get('version', '')[:20]!r} is not one this page reads")
     return metadata
+
+
+def looks_like_pickle(data: bytes) -> bool:
+    """A zip (what torch.save writes) or a pickle: protocol 2 and later begin with 0x80, protocols 0 and 1 with an
+    opcode such as "(", "c", "]" or "}"."""
+    return data[:2] == b"PK" or data[:1] in (b"\x80", b"(", b"c", b"]", b"}", b"I", b"N")
 
 
 def read_setup(metadata: dict[str, str]) -> LiveSetup:

@@ -391,8 +391,7 @@ class TrainTab(Panel):
         page = self.page
         base = explorer if isinstance(explorer, Explorer) else None
         registry = PersonalRegistry.of(base.registry if base is not None else page.registry)
-        name = own.description.label
-        registry.add(name, own)
+        name = registry.add(own)  # numbered when another model of the user's has the same words
         state = (base.state if base is not None else ExplorerState(model=page.default_model)).replace(
             model=name, source=own.examples[0][0], choices=(), silenced=frozenset(), layer=0, head=None, grid=False,
             tab="attention",
