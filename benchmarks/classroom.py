@@ -431,6 +431,37 @@ def summary(tally: Tally) -> dict[str, Any]:
     return kinds
 
 
+async def calibrated(solo: Student, pids: list[int], actions: int) -> Tally:
+    """One student alone, `actions` actions without thinking: the server's CPU time by kind of action."""
+    alone = Tally()
+    if not actions:
+        return alone
+    await solo.open_page()
+    for _ in range(actions):
+        kind = solo.choose()
+        before, started = cpu_seconds(pids), time.perf_counter()
+        answer = await solo.act(kind)
+        alone.latencies[kind].append(time.perf_counter() - started)
+        alone.cpu[kind].append(cpu_seconds(pids) - before)
+        problem = solo.check(kind, answer)
+        if problem:
+            alone.error(kind, problem)
+    return alone
+
+
+def training_summary(trainers: list[Trainer], tally: Tally) -> dict[str, Any]:
+    """What the students who trained saw: their polls' latencies, and the steps their runs reached."""
+    return {
+        "trainers": len(trainers),
+        "slots": int(os.environ.get("EXPLORER_TRAIN_SLOTS", 1)),
+        "polls": summary(tally),
+        "errors": sum(tally.errors.values()),
+        "first_errors": tally.first_errors,
+        "steps_trained": sum(t.steps for t in trainers),
+        "runs_ended": sum(t.ended for t in trainers),
+    }
+
+
 async def classroom(
     url: str,
     pids: list[int],
@@ -451,19 +482,7 @@ async def classroom(
     async with httpx.AsyncClient(timeout=httpx.Timeout(ANSWER_TIMEOUT_S), limits=limits, cookies=no_cookies) as http:
         page = PageEvents((await http.get(f"{url}config")).json())
 
-        alone = Tally()
-        if calibrate:
-            solo = Student(url, page, expected, 10_000, http)
-            await solo.open_page()
-            for _ in range(calibrate):
-                kind = solo.choose()
-                before, started = cpu_seconds(pids), time.perf_counter()
-                answer = await solo.act(kind)
-                alone.latencies[kind].append(time.perf_counter() - started)
-                alone.cpu[kind].append(cpu_seconds(pids) - before)
-                problem = solo.check(kind, answer)
-                if problem:
-                    alone.error(kind, problem)
+        alone = await calibrated(Student(url, page, expected, 10_000, http), pids, calibrate)
         observer = await page_cookies(http, url)  # one browser, so that both readings are of one server
         stats_before = await cache_stats(url, page, http, observer)
         idle_before = cpu_seconds(pids)
@@ -475,9 +494,10 @@ async def classroom(
         memory = [(0.0, resident_mb(pids))]
         cpu_before, client_before, started = cpu_seconds(pids), time.process_time(), time.monotonic()
         deadline = started + seconds
-        tasks = [asyncio.create_task(s.attend(deadline, think_s, tally)) for s in class_]
         training, in_training = Tally(), [Trainer(url, page, http) for _ in range(trainers)]
-        tasks += [asyncio.create_task(t.attend(deadline, training)) for t in in_training]
+        tasks = [asyncio.create_task(s.attend(deadline, think_s, tally)) for s in class_] + [
+            asyncio.create_task(t.attend(deadline, training)) for t in in_training
+        ]
         while not all(task.done() for task in tasks) and time.monotonic() < deadline + ANSWER_TIMEOUT_S:
             await asyncio.sleep(1.0)
             if time.monotonic() - started >= memory[-1][0] + seconds / 12:
@@ -516,15 +536,7 @@ async def classroom(
             "after": stats_after,
         },
         "alone": {"actions": summary(alone), "errors": sum(alone.errors.values()), "first_errors": alone.first_errors},
-        "training": {
-            "trainers": trainers,
-            "slots": int(os.environ.get("EXPLORER_TRAIN_SLOTS", 1)),
-            "polls": summary(training),
-            "errors": sum(training.errors.values()),
-            "first_errors": training.first_errors,
-            "steps_trained": sum(t.steps for t in in_training),
-            "runs_ended": sum(t.ended for t in in_training),
-        },
+        "training": training_summary(in_training, training),
     }
 
 

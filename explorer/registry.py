@@ -204,7 +204,7 @@ class PersonalRegistry:
         same) replaces the earlier and becomes the newest; another model whose label is taken is numbered, "… (2)"."""
         label, number = model.description.label, 1
         name = label
-        while name in self.own and self.own[name].description != model.description:
+        while name in self.own and dataclasses.replace(self.own[name].description, label=label) != model.description:
             number += 1
             name = f"{label} ({number})"
         if name != label:

@@ -147,7 +147,7 @@ def test_a_pickle_is_refused_as_a_pickle_whichever_way_it_was_written(run):
         ((4).to_bytes(8, "little") + b"\xff\xfe{}", "its header is not JSON"),
         ((3).to_bytes(8, "little") + b"[1]", "is not a model trained in this page's Train tab"),
         ((2).to_bytes(8, "little") + b"{}", "its metadata does not say format=transformer-explorer/trained-model"),
-        (pickle.dumps({"a": 1}, protocol=0), "not a safetensors file"),  # a pickle that does not start with \x80
+        (pickle.dumps({"a": 1}, protocol=0), "this is a pickle file"),  # a pickle that does not start with \x80
     ],
     ids=["random", "short", "not-json", "not-utf8", "a-list", "no-metadata", "pickle-protocol-0"],
 )

@@ -116,20 +116,20 @@ def read_metadata(data: bytes) -> dict[str, str]:
     length, then the header, JSON. Only a file whose header cannot be read is looked at as a pickle (a header's
     length may begin with any byte)."""
     length = int.from_bytes(data[:8], "little") if len(data) >= 8 else -1
-    header = None
+    header, why = None, "its header cannot be read"
     if 0 < length <= len(data) - 8:
         try:
             header = json.loads(data[8 : 8 + length].decode("utf-8"))
         except (UnicodeDecodeError, ValueError):
-            header = None
-    if not isinstance(header, dict):
-        if looks_like_pickle(data):
-            raise ModelFileError(
-                "this is a pickle file (torch.save, .pt or .bin): it could run code when read, so models are "
-                f"loaded only from safetensors files ({SUFFIX}), such as the Download button gives"
-            )
-        raise ModelFileError(f"this is not a safetensors file ({SUFFIX}): its header cannot be read")
-    metadata = header.get("__metadata__")
+            why = "its header is not JSON"
+    if header is None and looks_like_pickle(data):
+        raise ModelFileError(
+            "this is a pickle file (torch.save, .pt or .bin): it could run code when read, so models are loaded "
+            f"only from safetensors files ({SUFFIX}), such as the Download button gives"
+        )
+    if header is None:
+        raise ModelFileError(f"this is not a safetensors file ({SUFFIX}): {why}")
+    metadata = header.get("__metadata__") if isinstance(header, dict) else None
     if not isinstance(metadata, dict) or metadata.get("format") != FILE_FORMAT:
         raise ModelFileError(
             "this safetensors file is not a model trained in this page's Train tab (its metadata does not say "
