@@ -14,7 +14,7 @@ from .train import TrainTab
 from .twins import TwinsTab
 from .walkthrough import WalkthroughTab
 
-TABS = (AttentionTab, InsideTab, WalkthroughTab, TrainTab, MasksTab, PositionsTab, TwinsTab, BeamTab, ShareTab)
+TABS = (AttentionTab, InsideTab, WalkthroughTab, MasksTab, PositionsTab, TrainTab, TwinsTab, BeamTab, ShareTab)
 
 __all__ = [
     "TABS",
