@@ -9,6 +9,7 @@ import json
 import pickle
 import random
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -289,3 +290,14 @@ def test_metadata_that_is_not_text_is_refused_as_a_model_file_error(good, key, v
     text = json.dumps(header).encode()
     with pytest.raises(ModelFileError):
         read_model_file(len(text).to_bytes(8, "little") + text)
+
+
+def test_an_upload_too_large_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    path = tmp_path / "big.safetensors"
+    path.write_bytes(b"\0" * 2048)
+    monkeypatch.setattr(model_file, "MAX_FILE_BYTES", 1024)
+    monkeypatch.setattr(Path, "read_bytes", lambda self: pytest.fail("read before its size was checked"))
+    with pytest.raises(ModelFileError, match="at most 0 MB"):
+        model_file.read_model_path(path)
+    with pytest.raises(ModelFileError, match="cannot be read"):
+        model_file.read_model_path(tmp_path / "missing.safetensors")

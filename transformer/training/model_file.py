@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 from safetensors import SafetensorError
@@ -80,13 +81,28 @@ class TrainedModel:
         return save_safetensors(weights, metadata=metadata)
 
 
-def read_model_file(data: bytes) -> TrainedModel:
-    """A downloaded model file back, every part of it checked (see the module's docstring)."""
-    if len(data) > MAX_FILE_BYTES:
+def check_size(n_bytes: int) -> None:
+    if n_bytes > MAX_FILE_BYTES:
         raise ModelFileError(
-            f"the file is {len(data) / 2**20:.1f} MB: a model trained in this page is at most "
+            f"the file is {n_bytes / 2**20:.1f} MB: a model trained in this page is at most "
             f"{MAX_FILE_BYTES / 2**20:.0f} MB"
         )
+
+
+def read_model_path(path: str | Path) -> TrainedModel:
+    """`read_model_file` of a file on disk (an upload), its size checked before a byte of it is read."""
+    path = Path(path)
+    try:
+        check_size(path.stat().st_size)
+        data = path.read_bytes()
+    except OSError as error:
+        raise ModelFileError(f"the file cannot be read ({error.strerror})") from None
+    return read_model_file(data)
+
+
+def read_model_file(data: bytes) -> TrainedModel:
+    """A downloaded model file back, every part of it checked (see the module's docstring)."""
+    check_size(len(data))
     if not data:
         raise ModelFileError("the file is empty")
     metadata = read_metadata(data)

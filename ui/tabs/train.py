@@ -20,7 +20,7 @@ from explorer.registry import OwnModel, PersonalRegistry
 from explorer.render import FAMILY_NAMES
 from explorer.training import TrainingRun
 from transformer.training.live import NORM_POSITIONS, POSITIONAL_ENCODINGS, LiveSetup
-from transformer.training.model_file import MAX_FILE_BYTES, SUFFIX, ModelFileError, read_model_file
+from transformer.training.model_file import SUFFIX, ModelFileError, read_model_path
 from transformer.training.toy_tasks import TOY_TASKS
 
 from ..panel import PageAccess, Panel, Updates, escaped
@@ -375,14 +375,8 @@ class TrainTab(Panel):
         if not path:
             return {self.message: gr.skip()}
         try:
-            size = os.path.getsize(path)
-            if size > MAX_FILE_BYTES:
-                raise ModelFileError(
-                    f"the file is {size / 2**20:.1f} MB: a model trained in this page is at most "
-                    f"{MAX_FILE_BYTES / 2**20:.0f} MB"
-                )
-            model = read_model_file(Path(path).read_bytes())
-        except (ModelFileError, OSError) as error:
+            model = read_model_path(path)
+        except ModelFileError as error:
             return {self.message: f"**{escaped(Path(path).name)}** cannot be loaded: {escaped(error)}"}
         return self.explored(explorer, training_view.own_model(model, origin="loaded from a file"))
 
