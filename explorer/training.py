@@ -34,13 +34,11 @@ from transformer.training.live import (
     SNAPSHOT_LIMIT,
     LiveRun,
     LiveSetup,
-    Probe,
     Snapshot,
     from_bytes,
-    snapshot_steps,
-    thinned,
     to_bytes,
 )
+from transformer.training.replay import Probe, snapshot_steps, thinned
 
 ROOT = Path(__file__).resolve().parent.parent  # where `python -m explorer.training` finds the packages
 SLOTS = int(os.environ.get("EXPLORER_TRAIN_SLOTS", 1))  # runs that train at once, on the whole server
@@ -72,6 +70,21 @@ class TrainingRun:
     version: int = 0  # counts the changes: a page redraws only what changed since it last looked
     id: int = field(default_factory=itertools.count(1).__next__)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def title(self) -> str:
+        """What the run learns."""
+        return self.setup.toy_task.title
+
+    @property
+    def look_for(self) -> str:
+        """What to watch in its replay."""
+        return self.setup.toy_task.look_for
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """Its model's layers (a side) and heads."""
+        return self.setup.layers, self.setup.heads
 
     @property
     def active(self) -> bool:

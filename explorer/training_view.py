@@ -11,11 +11,13 @@ import html
 
 import numpy as np
 
-from transformer.training.live import Probe, Snapshot
+from transformer.training.live import Snapshot
 from transformer.training.model_file import TrainedModel
+from transformer.training.replay import Probe
 from transformer.training.toy_tasks import draw
 
 from . import figures
+from .recorded import RecordedRun
 from .registry import ModelDescription, OwnModel
 from .render import FAMILY_NAMES
 from .training import FAILED, FINISHED, PAUSED, QUEUED, STOPPED, TRAINING, TrainingRun
@@ -43,14 +45,17 @@ def numbers_text(run: TrainingRun, place: int = 0) -> str:
         STOPPED: f"Stopped{': ' + message.removeprefix('stopped: ') if message else ''}.",
         FAILED: f"Failed: {message}.",
     }
-    parts = [f"step {step:,}", f"{seconds:.0f} s of {run.budget_s:.0f} s"]
+    if isinstance(run, RecordedRun):
+        states[FINISHED] = f"The training of {run.model}, replayed: its last step is the model shipped."
+    budget = "of training" if isinstance(run, RecordedRun) else f"of {run.budget_s:.0f} s"
+    parts = [f"step {step:,}", f"{seconds:.0f} s {budget}"]
     if train:
         last = train[-1]
         parts += [f"training loss {last['loss']:.3f}", f"training exact match {last['exact']:.1%}"]
     if held_out:
         last = held_out[-1]
         parts += [f"held-out loss {last['held_out_loss']:.3f}", f"held-out exact match {last['held_out_exact']:.1%}"]
-    if train:
+    if train and "tokens_per_s" in train[-1]:
         parts.append(f"{train[-1]['tokens_per_s']:,.0f} tokens/s")
     status = html.escape(states.get(status, ""))
     return (
@@ -61,7 +66,7 @@ def numbers_text(run: TrainingRun, place: int = 0) -> str:
 
 def curves_figure(run: TrainingRun) -> figures.Figure:
     train, held_out = records(run)
-    return figures.training_curves(train, held_out, title=f"{run.setup.toy_task.title}: learning")
+    return figures.training_curves(train, held_out, title=f"{run.title}: learning")
 
 
 def probe_frames(run: TrainingRun) -> list[tuple[int, Probe]]:
@@ -87,8 +92,9 @@ def replay_figure(run: TrainingRun, family: str, layer: int, head: int | None) -
     if not frames:
         return None
     probe = frames[-1][1]
-    layer = min(max(layer, 0), run.setup.layers - 1)
-    head = None if head is None else min(max(head, 0), run.setup.heads - 1)
+    layers, heads = run.shape
+    layer = min(max(layer, 0), layers - 1)
+    head = None if head is None else min(max(head, 0), heads - 1)
     replay = [
         figures.ReplayFrame(step, probe_weights(p, family, layer, head), p.prediction, p.wrong()) for step, p in frames
     ]
@@ -107,7 +113,7 @@ def probe_caption(run: TrainingRun) -> str:
     probe = frames[-1][1]
     return (
         f"The probe: “{html.escape(' '.join(probe.source[:-1]))}” → “{html.escape(' '.join(probe.expected[:-1]))}”, "
-        f"a held-out example the model never trains on. {html.escape(run.setup.toy_task.look_for)} Drag the slider, "
+        f"a held-out example the model never trains on. {html.escape(run.look_for)} Drag the slider, "
         "press Play, or click the curves to see any step."
     )
 
@@ -116,7 +122,7 @@ def snapshot_choices(run: TrainingRun) -> list[tuple[str, int]]:
     """The snapshots a user can explore or download, the latest first: (label, step)."""
     with run.lock:
         snapshots = list(run.snapshots)
-    return [(snapshot_label(s), s.step) for s in reversed(snapshots)]
+    return [(snapshot_label(s), s.step) for s in reversed(snapshots) if s.weights]  # a recording's: a few
 
 
 def snapshot_label(snapshot: Snapshot) -> str:

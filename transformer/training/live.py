@@ -22,18 +22,16 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
-import math
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-import numpy as np
 import torch
 from torch import Tensor
 
 from ..checkpoint import Checkpoint
 from ..decoding import generate_batch
-from ..model import ATTENTION_FAMILIES, Transformer, TransformerConfig
+from ..model import Transformer, TransformerConfig
 from .batches import Example, collate
+from .replay import Probe, look
 from .settings import BOS, EOS, PAD
 from .toy_tasks import TOY_TASKS, ToyTask, draw, get_toy_task
 from .train import learning_rate, token_loss
@@ -145,46 +143,6 @@ class LiveSetup:
         return cls(**values)
 
 
-def snapshot_steps() -> Iterator[int]:
-    """The steps at which a run keeps a snapshot: 0, 1, 2, 3, 4, 6, 8, 11, 16, 23, 32, … each about √2 times
-    the last (and at least one more)."""
-    step = 0
-    while True:
-        yield step
-        step = max(step + 1, round(step * math.sqrt(2)))
-
-
-def thinned(steps: list[int], limit: int) -> list[int]:
-    """At most `limit` of `steps` (sorted), still spaced logarithmically: while there are too many, drop the one
-    whose neighbours are closest on a log scale. The first and the last always stay."""
-    kept = list(steps)
-    while len(kept) > max(limit, 2):
-        gaps = [math.log1p(kept[i + 1]) - math.log1p(kept[i - 1]) for i in range(1, len(kept) - 1)]
-        del kept[1 + gaps.index(min(gaps))]
-    return kept
-
-
-@dataclass(frozen=True)
-class Probe:
-    """What the model makes of the probe, one held-out example: the attention of the teacher-forced pass over its
-    correct answer (every family, layer and head), and the model's own greedy translation."""
-
-    step: int
-    source: tuple[str, ...]  # the encoder's pieces, `</s>` included
-    decoder_input: tuple[str, ...]  # `<s>` and the correct answer: what each row of the attention reads from
-    expected: tuple[str, ...]  # the correct answer and `</s>`: what each row should predict
-    attention: dict[str, np.ndarray]  # family -> (layers, heads, rows, columns), float32
-    prediction: tuple[str, ...]  # the greedy translation's pieces, `</s>` included when it ends
-
-    @property
-    def correct(self) -> bool:
-        return self.prediction == self.expected
-
-    def wrong(self) -> list[bool]:
-        """For each piece of the prediction, whether it is not the expected piece at its place."""
-        return [i >= len(self.expected) or piece != self.expected[i] for i, piece in enumerate(self.prediction)]
-
-
 @dataclass(frozen=True)
 class Snapshot:
     """A run at one step: its weights (on the CPU), its numbers and the probe as the model saw it then."""
@@ -248,31 +206,10 @@ class LiveRun:
         right = sum(output == target for output, (_, target) in zip(outputs, self.held_out, strict=True))
         return {"held_out_loss": float(loss), "held_out_exact": right / len(self.held_out)}
 
-    @torch.no_grad()
     def probe(self) -> Probe:
-        """The probe, as the model sees it now (`Probe`)."""
-        self.model.eval()
-        tokenizer, (source, target) = self.tokenizer, self.probe_example
-        src_ids, tgt_ids = tokenizer.encode_source(source), tokenizer.encode_target(target)
-        decoder_input = [BOS, *tgt_ids[:-1]]
-        out = self.model(
-            torch.tensor([src_ids], device=self.device),
-            torch.tensor([decoder_input], device=self.device),
-            return_attention=True,
-        )
-        attention = {
-            family: torch.stack([layer[0] for layer in getattr(out.attention, family)]).float().cpu().numpy()
-            for family in ATTENTION_FAMILIES
-        }
-        (prediction,) = generate_batch(self.model, [src_ids], max_new_tokens=self.task.positions - 1)
-        return Probe(
-            step=self.step,
-            source=tuple(tokenizer.source_piece(i) for i in src_ids),
-            decoder_input=tuple(tokenizer.target_piece(i) for i in decoder_input),
-            expected=tuple(tokenizer.target_piece(i) for i in tgt_ids),
-            attention=attention,
-            prediction=tuple(tokenizer.target_piece(i) for i in prediction),
-        )
+        """The probe, as the model sees it now (`replay.Probe`)."""
+        return look(self.model, self.tokenizer, *self.probe_example, step=self.step,
+                    max_new_tokens=self.task.positions - 1)  # fmt: skip
 
     def snapshot(self, seconds: float, metrics: dict[str, float]) -> Snapshot:
         weights = {name: tensor.detach().to("cpu", copy=True) for name, tensor in self.model.state_dict().items()}

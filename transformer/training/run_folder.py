@@ -5,6 +5,7 @@ averaging, the JSON-lines log and its plot.
     source.spm, target.spm   the run's sentencepiece models (`batches.prepare_tokenizer`)
     state.pt           model, optimizer, schedule, random state and data position, written atomically
     snapshots/         the weights at the last few evaluations (`step-NNNNNN.safetensors`)
+    replay/            with --replay, the weights at steps spaced logarithmically (`replay.snapshot_steps`)
     train_log.jsonl    one line per log interval ("train") and per evaluation ("dev")
     training.png       the log as a plot
 """

@@ -79,6 +79,7 @@ class TrainSettings:
     log_every: int = 50
     save_every_minutes: float = 5.0
     keep_snapshots: int = 5  # the weights at the last N evaluations, for checkpoint averaging (§6.1)
+    replay: bool = False  # keep the weights at steps spaced logarithmically, to replay the run (`replay`)
 
     def selection_score(self, dev_record: dict) -> float:
         """What the best weights are chosen by, in a dev record: exact match on a synthetic task; else the mean chrF

@@ -38,6 +38,7 @@ from ..model import Transformer
 from .batches import Example, RunData, batches_from, collate, load_data
 from .distributed import barrier, cpu_threads, is_main_process, leave_process_group, setup_device, world
 from .evaluate import score, translate_sentences
+from .replay import save_replay_weights, steps_until
 from .run_folder import append_log, open_run, plot_log, save_snapshot, save_state
 from .settings import PAD, TrainSettings, parse_args
 
@@ -216,10 +217,15 @@ def train(settings: TrainSettings, *, stop_after: int | None = None, quiet: bool
     progress = tqdm(total=settings.steps, initial=position.step, disable=quiet or not main, dynamic_ncols=True)
     last_save, tokens_seen, t0, steps_this_call = time.time(), 0, time.time(), 0
     batches = batches_from(data.examples, settings, position.epoch, position.index, data.resample)
+    replayed = set(steps_until(settings.steps)) if settings.replay and main else set()
+    if position.step in replayed:
+        save_replay_weights(run, trainer.model, position.step)
     while position.step < settings.steps and (stop_after is None or steps_this_call < stop_after):
         position.epoch, position.index, batch = next(batches)
         loss, n_tokens = trainer.step(batch)
         steps_this_call, tokens_seen = steps_this_call + 1, tokens_seen + n_tokens
+        if position.step in replayed:
+            save_replay_weights(run, trainer.model, position.step)
         if position.step % settings.log_every == 0 or position.step == settings.steps:
             now = time.time()
             position.elapsed += now - t0

@@ -8,6 +8,7 @@ replay's slider, Play and a click on the curves move in the browser alone (`REPL
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 import time
@@ -15,7 +16,8 @@ from pathlib import Path
 
 import gradio as gr
 
-from explorer import Explorer, ExplorerError, ExplorerState, training_view
+from explorer import Explorer, ExplorerError, ExplorerState, recorded, training_view
+from explorer.recorded import RecordedRun
 from explorer.registry import OwnModel, PersonalRegistry
 from explorer.render import FAMILY_NAMES
 from explorer.training import TrainingRun
@@ -115,6 +117,7 @@ class TrainTab(Panel):
                 self.pause = gr.Button("Pause", interactive=False, elem_id="train-pause")
                 self.resume = gr.Button("Resume", interactive=False, elem_id="train-resume")
                 self.reset = gr.Button("Reset", interactive=False, elem_id="train-reset")
+            self.shipped = self.build_replays(page)
             self.numbers = gr.HTML(elem_id="train-numbers")
             # hidden until there is a run to draw (no empty plot box without a word of why)
             self.curves = gr.Plot(show_label=False, elem_id="train-curves", visible=False)
@@ -139,6 +142,21 @@ class TrainTab(Panel):
             self.link = page.setting("training", gr.Textbox(visible=False, elem_id="train-link"))  # the link's setup
         self.run = gr.State(None)  # the user's `TrainingRun`
         self.drawn = gr.State(None)  # what the page shows of it: (run id, version) and the replay's key
+
+    @staticmethod
+    def build_replays(page: PageAccess) -> dict[str, gr.Button]:
+        """A button for each built-in model whose training was recorded: replay how it learned."""
+        names = recorded.replays(page.registry)
+        if not names:
+            return {}
+        with gr.Row(elem_id="train-shipped"):
+            gr.Markdown(
+                "Or watch a shipped model learn, as it was recorded when it was trained:", elem_classes="caption"
+            )
+            return {
+                name: gr.Button(f"Replay how {name} learned", size="sm", elem_id=f"train-replay-{name}", scale=0)
+                for name in names
+            }
 
     def build_setup(self, defaults: LiveSetup) -> None:
         """The task, the model's shape and the recipe: the controls of a `LiveSetup`."""
@@ -195,6 +213,9 @@ class TrainTab(Panel):
                            [self.look_for, self.rate], **hidden, **QUICK)  # fmt: skip
         self.train.click(self.start, [self.run, *self.setup_controls], [self.run, self.link, self.message,
                          self.layer, self.head, *self.shown], **hidden, **QUICK)  # fmt: skip
+        for name, button in self.shipped.items():
+            button.click(functools.partial(self.replayed, name), self.run, [self.run, self.message, self.layer,
+                         self.head, *self.shown], **hidden, **QUICK)  # fmt: skip
         self.pause.click(self.paused, self.run, self.shown, **hidden, **QUICK)
         self.resume.click(self.resumed, self.run, [self.message, *self.shown], **hidden, **QUICK)
         self.reset.click(self.cleared_run, self.run, [self.run, self.message, *self.shown], **hidden, **QUICK)
@@ -246,6 +267,24 @@ class TrainTab(Panel):
             self.message: "",
             self.layer: gr.update(maximum=setup.layers - 1, value=0),
             self.head: gr.update(choices=self.head_choices(setup.heads), value=AVERAGE),
+            **self.drawn_run(run, None, "cross", 0, None),
+        }
+
+    def replayed(self, name: str, run: TrainingRun | None) -> Updates:
+        """Replay how the built-in model `name` learned (the user's own run, if any, is stopped)."""
+        if run is not None and run.active:
+            self.page.pool.stop(run, "replaced by a replay")
+        try:
+            run = recorded.recorded_run(self.page.registry, name)
+        except (OSError, ValueError, ExplorerError) as error:
+            return {self.message: f"The replay of {escaped(name)} cannot be read: {escaped(error)}"}
+        layers, heads = run.shape
+        return {
+            self.run: run,
+            self.message: f"The training of **{escaped(name)}**, recorded when it was trained: scrub or play the "
+            "replay, or explore the model at one of the steps whose weights were kept.",
+            self.layer: gr.update(maximum=layers - 1, value=0),
+            self.head: gr.update(choices=self.head_choices(heads), value=AVERAGE),
             **self.drawn_run(run, None, "cross", 0, None),
         }
 
@@ -312,7 +351,7 @@ class TrainTab(Panel):
             updates[self.replay] = gr.update(value=replay, visible=replay is not None)
             updates[self.play] = gr.update(visible=replay is not None)
             updates[self.caption] = training_view.probe_caption(run)
-        if not run.active and run.snapshots:
+        if not run.active and run.snapshots and not isinstance(run, RecordedRun):
             updates[self.download] = gr.update(value=self.file_of(run, None), interactive=True)
         return updates
 
@@ -329,13 +368,15 @@ class TrainTab(Panel):
     def buttons(self, run: TrainingRun | None) -> Updates:
         active = run is not None and run.active
         resumable = run is not None and not active and run.state is not None and run.seconds < run.budget_s
+        done = run is not None and not active
         return {
             self.train: gr.update(interactive=not active),
             self.pause: gr.update(interactive=active),
             self.resume: gr.update(interactive=resumable),
             self.reset: gr.update(interactive=run is not None),
-            self.explore: gr.update(interactive=run is not None and not active and bool(run.snapshots)),
-            self.download: gr.update(interactive=run is not None and not active and bool(run.snapshots)),
+            self.explore: gr.update(interactive=done and any(s.weights for s in run.snapshots)),
+            # a recording's model is shipped: its files are in checkpoints/
+            self.download: gr.update(interactive=done and bool(run.snapshots) and not isinstance(run, RecordedRun)),
         }
 
     # ---- the trained model: download, explore, load -------------------------------------------------------------
@@ -353,7 +394,7 @@ class TrainTab(Panel):
 
     def prepared(self, run: TrainingRun | None, step) -> Updates:
         """Another snapshot chosen: its file for the Download button."""
-        if run is None or run.active:
+        if run is None or run.active or isinstance(run, RecordedRun):
             return {self.download: gr.skip()}
         try:
             return {self.download: gr.update(value=self.file_of(run, int(step) if step is not None else None))}
@@ -364,11 +405,16 @@ class TrainTab(Panel):
         """Explore it: the snapshot becomes one of the user's models, and the page opens on it."""
         if run is None:
             return {self.message: "Train a model first."}
+        step = int(step) if step is not None else None
         try:
-            model, exact = training_view.chosen_model(run, int(step) if step is not None else None)
+            if isinstance(run, RecordedRun):
+                own = recorded.snapshot_model(self.page.registry, run, step if step is not None else run.step)
+            else:
+                model, exact = training_view.chosen_model(run, step)
+                own = training_view.own_model(model, exact)
         except ValueError as error:
             return {self.message: escaped(error)}
-        return self.explored(explorer, training_view.own_model(model, exact))
+        return self.explored(explorer, own)
 
     def loaded(self, path: str | None, explorer) -> Updates:
         """Load a model file: checked as untrusted input (`read_model_file`), then explored as a trained one."""

@@ -1,0 +1,314 @@
+"""How a model learned, kept to be replayed: what it made of one example, the *probe*, at steps spaced
+logarithmically (early training changes fastest), its numbers at those steps, and its weights at a few of them.
+
+The page's Train tab records its own runs as they train (`live.LiveRun`). A model trained by the library's loop
+is recorded in two passes:
+
+1. `python -m transformer.training.train … --replay` keeps the weights at every step of `snapshot_steps` in the run
+   folder (`replay/step-NNNNNN.safetensors`). Saving them takes no randomness, so the run trains exactly as it
+   would without.
+2. `python -m transformer.training.replay RUN --probe "…" --weights-at 128 512 --out FILE` reads them back and
+   writes one file: at each step, the probe's attention (every family, layer and head) and greedy translation, the
+   loss and exact match on training and held-out pairs, the learning rate; and the weights at the steps asked for.
+
+That file is a safetensors file, read with `read_replay` (never a pickle): the maps and the weights in float16,
+the rest as JSON in its metadata.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from safetensors.torch import load_file, save_file
+from torch import Tensor
+
+from ..checkpoint import fill_model, read_weights, unique_state_dict
+from ..decoding import generate_batch
+from ..model import ATTENTION_FAMILIES, Transformer
+from ..tokenizer import Tokenizer
+
+FORMAT, VERSION = "transformer-explorer-replay", 1
+FOLDER = "replay"  # in a run folder: the weights kept by `--replay`
+MEASURED = 200  # training and held-out pairs measured at each step
+SPLITS = ("train", "dev")
+
+
+def snapshot_steps() -> Iterator[int]:
+    """The steps at which a run keeps a snapshot: 0, 1, 2, 3, 4, 6, 8, 11, 16, 23, 32, … each about √2 times
+    the last (and at least one more)."""
+    step = 0
+    while True:
+        yield step
+        step = max(step + 1, round(step * math.sqrt(2)))
+
+
+def steps_until(last: int) -> list[int]:
+    """`snapshot_steps` up to `last`, and `last` itself."""
+    steps = []
+    for step in snapshot_steps():
+        if step >= last:
+            return [*steps, last]
+        steps.append(step)
+    raise AssertionError("unreachable")
+
+
+def thinned(steps: list[int], limit: int) -> list[int]:
+    """At most `limit` of `steps` (sorted), still spaced logarithmically: while there are too many, drop the one
+    whose neighbours are closest on a log scale. The first and the last always stay."""
+    kept = list(steps)
+    while len(kept) > max(limit, 2):
+        gaps = [math.log1p(kept[i + 1]) - math.log1p(kept[i - 1]) for i in range(1, len(kept) - 1)]
+        del kept[1 + gaps.index(min(gaps))]
+    return kept
+
+
+# --------------------------------------------------------------------------------------------------------
+# The probe
+# --------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What the model makes of the probe, one held-out example: the attention of the teacher-forced pass over its
+    correct answer (every family, layer and head), and the model's own greedy translation."""
+
+    step: int
+    source: tuple[str, ...]  # the encoder's pieces, `</s>` included
+    decoder_input: tuple[str, ...]  # `<s>` and the correct answer: what each row of the attention reads from
+    expected: tuple[str, ...]  # the correct answer and `</s>`: what each row should predict
+    attention: dict[str, np.ndarray]  # family -> (layers, heads, rows, columns), float32
+    prediction: tuple[str, ...]  # the greedy translation's pieces, `</s>` included when it ends
+
+    @property
+    def correct(self) -> bool:
+        return self.prediction == self.expected
+
+    def wrong(self) -> list[bool]:
+        """For each piece of the prediction, whether it is not the expected piece at its place."""
+        return [i >= len(self.expected) or piece != self.expected[i] for i, piece in enumerate(self.prediction)]
+
+
+@torch.no_grad()
+def look(model: Transformer, tokenizer: Tokenizer, source: str, target: str, step: int, max_new_tokens: int) -> Probe:
+    """The probe (`source` → `target`) as `model` sees it at `step`."""
+    model.eval()
+    device = next(model.parameters()).device
+    src_ids, tgt_ids = tokenizer.encode_source(source), tokenizer.encode_target(target)
+    decoder_input = [model.config.decoder_start_id, *tgt_ids[:-1]]
+    out = model(torch.tensor([src_ids], device=device), torch.tensor([decoder_input], device=device),
+                return_attention=True)  # fmt: skip
+    attention = {
+        family: torch.stack([layer[0] for layer in getattr(out.attention, family)]).float().cpu().numpy()
+        for family in ATTENTION_FAMILIES
+    }
+    (prediction,) = generate_batch(model, [src_ids], max_new_tokens=max_new_tokens)
+    return Probe(
+        step=step,
+        source=tuple(tokenizer.source_piece(i) for i in src_ids),
+        decoder_input=tuple(tokenizer.target_piece(i) for i in decoder_input),
+        expected=tuple(tokenizer.target_piece(i) for i in tgt_ids),
+        attention=attention,
+        prediction=tuple(tokenizer.target_piece(i) for i in prediction),
+    )
+
+
+# --------------------------------------------------------------------------------------------------------
+# A recorded run
+# --------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Replay:
+    """A recorded run: the probe and the numbers at each step, and the weights at some of them."""
+
+    probes: tuple[Probe, ...]  # in the order of their steps
+    records: tuple[dict, ...]  # one a step: "step", "loss", "exact", "lr", "held_out_loss", "held_out_exact"
+    weights: dict[int, dict[str, Tensor]]  # step -> weights (float32), for a few steps
+    title: str = ""  # what was learned, e.g. "numbers in words → German"
+    look_for: str = ""  # a sentence on what to watch in the replay
+
+    @property
+    def steps(self) -> list[int]:
+        return [probe.step for probe in self.probes]
+
+
+def write_replay(replay: Replay, path: Path) -> None:
+    """`replay` as one safetensors file: the maps and the weights in float16, the rest as JSON in its metadata."""
+    tensors = {
+        f"attention/{probe.step}/{family}": torch.from_numpy(maps).half()
+        for probe in replay.probes
+        for family, maps in probe.attention.items()
+    }
+    for step, weights in replay.weights.items():
+        tensors |= {f"weights/{step}/{name}": tensor.detach().half().contiguous() for name, tensor in weights.items()}
+    first = replay.probes[0]
+    description = {
+        "title": replay.title,
+        "look_for": replay.look_for,
+        "probe": {"source": first.source, "decoder_input": first.decoder_input, "expected": first.expected},
+        "predictions": {str(probe.step): probe.prediction for probe in replay.probes},
+        "records": replay.records,
+    }
+    metadata = {"format": FORMAT, "version": str(VERSION), "replay": json.dumps(description, ensure_ascii=False)}
+    save_file(tensors, str(path), metadata=metadata)
+
+
+def read_replay(path: Path) -> Replay:
+    """`write_replay`'s file back; a ValueError when it is not one."""
+    from safetensors import safe_open
+
+    with safe_open(str(path), framework="pt") as file:
+        metadata = file.metadata() or {}
+        if metadata.get("format") != FORMAT or metadata.get("version") != str(VERSION):
+            raise ValueError(f"{path} is not a replay file of version {VERSION}")
+        tensors = {name: file.get_tensor(name).float() for name in file.keys()}  # noqa: SIM118 (not a dict)
+    description = json.loads(metadata["replay"])
+    probe = description["probe"]
+    probes = tuple(
+        Probe(
+            step=int(step),
+            source=tuple(probe["source"]),
+            decoder_input=tuple(probe["decoder_input"]),
+            expected=tuple(probe["expected"]),
+            attention={family: tensors[f"attention/{step}/{family}"].numpy() for family in ATTENTION_FAMILIES},
+            prediction=tuple(prediction),
+        )
+        for step, prediction in description["predictions"].items()
+    )
+    weights: dict[int, dict[str, Tensor]] = {}
+    for name, tensor in tensors.items():
+        kind, step, rest = name.split("/", 2)
+        if kind == "weights":
+            weights.setdefault(int(step), {})[rest] = tensor
+    return Replay(
+        probes=tuple(sorted(probes, key=lambda p: p.step)),
+        records=tuple(description["records"]),
+        weights=weights,
+        title=description.get("title", ""),
+        look_for=description.get("look_for", ""),
+    )
+
+
+# --------------------------------------------------------------------------------------------------------
+# Recording a run of the library's training loop
+# --------------------------------------------------------------------------------------------------------
+
+
+def save_replay_weights(run: Path, model: Transformer, step: int) -> None:
+    """The weights at `step`, one file of `run`'s replay folder (`--replay`)."""
+    folder = run / FOLDER
+    folder.mkdir(exist_ok=True)
+    weights = {name: t.detach().float().cpu().contiguous() for name, t in unique_state_dict(model).items()}
+    save_file(weights, str(folder / f"step-{step:06d}.safetensors"))
+
+
+@torch.no_grad()
+def measured(model: Transformer, pairs: Sequence[tuple[str, str]], tokenizer: Tokenizer, smoothing: float) -> dict:
+    """The loss per target token (teacher-forced) and exact match (greedy translations) on `pairs`."""
+    from .batches import collate
+    from .settings import PAD
+    from .train import token_loss
+
+    model.eval()
+    examples = [(tokenizer.encode_source(s), tokenizer.encode_target(t)) for s, t in pairs]
+    device = next(model.parameters()).device
+    src, tgt_in, labels = collate(examples, device)
+    loss = float(token_loss(model(src, tgt_in).logits, labels, smoothing)) / int((labels != PAD).sum())
+    outputs = generate_batch(model, [s for s, _ in examples], max_new_tokens=model.config.max_positions - 1)
+    right = sum(output == target for output, (_, target) in zip(outputs, examples, strict=True))
+    return {"loss": loss, "exact": right / len(examples)}
+
+
+def record_run(
+    run: Path, probe: tuple[str, str], weights_at: Sequence[int], title: str = "", look_for: str = ""
+) -> Replay:
+    """The replay of the run in folder `run` (trained with `--replay`): the probe (source, reference) and the numbers
+    at every step it kept, and its weights at the steps `weights_at`. The numbers are measured on `MEASURED` pairs
+    of the training split and as many of the dev split, the same pairs at every step."""
+    from .batches import load_pairs
+    from .settings import TrainSettings
+    from .train import learning_rate
+
+    settings = TrainSettings.from_dict(json.loads((run / "settings.json").read_text()))
+    frames = {int(file.stem.removeprefix("step-")): file for file in (run / FOLDER).glob("step-*.safetensors")}
+    if not frames:
+        raise ValueError(f"{run} kept no replay weights: train it with --replay")
+    log = [json.loads(line) for line in (run / "train_log.jsonl").read_text().splitlines()]
+    best = [record["step"] for record in log if record["kind"] == "dev" and record["best"]]
+    if settings.export and best:  # the replay ends on the weights the run exported (its best), at their step
+        frames = {step: file for step, file in frames.items() if step < best[-1]} | {best[-1]: Path(settings.export)}
+    logged_steps = [0] + [r["step"] for r in log if r["kind"] == "train"]
+    logged_seconds = [0.0] + [r["elapsed_s"] for r in log if r["kind"] == "train"]
+    tokenizer = Tokenizer.from_files(run / "source.spm", run / "target.spm")
+    splits = load_pairs(settings)
+    pairs = {
+        split: random.Random(0).sample(splits[split], min(MEASURED, len(splits[split]))) for split in ("train", "dev")
+    }
+    model = Transformer(settings.model_for(tokenizer)).eval()
+    probes, records, kept = [], [], {}
+    for step, file in sorted(frames.items()):
+        fill_model(model, read_weights(file) if file.is_dir() else load_file(str(file)), file)
+        probes.append(look(model, tokenizer, *probe, step=step, max_new_tokens=model.config.max_positions - 1))
+        train = measured(model, pairs["train"], tokenizer, settings.label_smoothing)
+        held_out = measured(model, pairs["dev"], tokenizer, 0.0)
+        records.append({
+            "step": step,
+            "seconds": round(float(np.interp(step, logged_steps, logged_seconds)), 1),  # as the log measured it
+            "loss": round(train["loss"], 4),
+            "exact": train["exact"],
+            "lr": learning_rate(max(step, 1), model.config.d_model, settings.warmup, settings.lr_scale),
+            "held_out_loss": round(held_out["loss"], 4),
+            "held_out_exact": held_out["exact"],
+        })  # fmt: skip
+        if step in weights_at:
+            kept[step] = {name: tensor.clone() for name, tensor in unique_state_dict(model).items()}
+    missing = sorted(set(weights_at) - set(kept))
+    if missing:
+        raise ValueError(f"{run} kept no weights at step(s) {', '.join(map(str, missing))}")
+    return Replay(tuple(probes), tuple(records), kept, title=title, look_for=look_for)
+
+
+def reference_of(run: Path, source: str) -> str:
+    """The reference translation of `source` in the run's dev or test split (a probe is held out)."""
+    from .batches import load_pairs
+    from .settings import TrainSettings
+
+    splits = load_pairs(TrainSettings.from_dict(json.loads((run / "settings.json").read_text())))
+    for split in ("test", "dev"):
+        for pair_source, target in splits[split]:
+            if pair_source == source:
+                return target
+    raise ValueError(f"the probe {source!r} is in neither the dev nor the test split: give --reference")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m transformer.training.replay",
+        description="Record a run trained with --replay as one file, to replay in the page.",
+    )
+    parser.add_argument("run", type=Path, help="the run folder (--out of the training)")
+    parser.add_argument("--probe", required=True, help="the probe's source sentence (a held-out one)")
+    parser.add_argument("--reference", help="its correct translation (default: looked up in the dev and test splits)")
+    parser.add_argument("--weights-at", type=int, nargs="*", default=[], help="the steps whose weights to keep")
+    parser.add_argument("--title", default="", help="what the model learns")
+    parser.add_argument("--look-for", default="", help="what to watch in the replay")
+    parser.add_argument("--out", type=Path, required=True, help="the replay file to write")
+    args = parser.parse_args(argv)
+    reference = args.reference or reference_of(args.run, args.probe)
+    replay = record_run(args.run, (args.probe, reference), args.weights_at, args.title, args.look_for)
+    write_replay(replay, args.out)
+    last = replay.records[-1]
+    print(f"{args.out}: {len(replay.probes)} steps, weights at {sorted(replay.weights)}; at step {last['step']}: "
+          f"held-out exact match {last['held_out_exact']:.1%}, {args.out.stat().st_size / 1e6:.2f} MB")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
