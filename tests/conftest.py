@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,22 @@ from transformer.model import Transformer, TransformerConfig  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECKPOINTS = ROOT / "checkpoints"  # the shipped models
+EXIT_STATUS = pytest.StashKey[int]()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    session.config.stash[EXIT_STATUS] = int(exitstatus)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    """End the test process here, once every test has run and been reported, without Python's finalization: a
+    thread still inside PyTorch while the interpreter finalizes aborts the process ("terminate called without an
+    active exception", pytorch/pytorch#38228), and turned a CI run whose tests had all passed into exit code 134."""
+    if EXIT_STATUS in config.stash:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(config.stash[EXIT_STATUS])
 
 
 def pytest_collection_modifyitems(config, items):
