@@ -15,6 +15,7 @@ asked for news of its run for `leave_after_s` seconds has been closed.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import os
 import subprocess
@@ -47,6 +48,7 @@ LEAVE_AFTER_S = 30.0  # a run whose page has not asked for news for this long ha
 LOG_EVERY = 10  # steps a record of the training numbers sums up
 EVAL_EVERY = 50  # steps between two evaluations on the held-out sequences (and at every snapshot)
 PROBE_EVERY_S = 2.0  # seconds between two looks at the probe while training
+WEIGHTS_BYTES = 32 * 2**20  # a run keeps the weights of as many snapshots as this holds (the last always)
 
 READY, QUEUED, TRAINING, PAUSED = "ready", "queued", "training", "paused"
 FINISHED, STOPPED, FAILED = "finished", "stopped", "failed"
@@ -112,9 +114,15 @@ class TrainingRun:
                 self.status = payload["status"]
 
     def add_snapshot(self, snapshot: Snapshot) -> None:
+        """Keep `snapshot`: at most `SNAPSHOT_LIMIT` snapshots, spaced logarithmically, and the weights of as many
+        of them as `WEIGHTS_BYTES` holds, spaced the same way (the others keep their probe, for the replay)."""
         snapshots = [s for s in self.snapshots if s.step != snapshot.step] + [snapshot]
         kept = set(thinned(sorted(s.step for s in snapshots), SNAPSHOT_LIMIT))
-        self.snapshots = sorted((s for s in snapshots if s.step in kept), key=lambda s: s.step)
+        snapshots = sorted((s for s in snapshots if s.step in kept), key=lambda s: s.step)
+        size = sum(tensor.nbytes for tensor in snapshot.weights.values())
+        weighed = [s.step for s in snapshots if s.weights]
+        heavy = set(thinned(weighed, max(2, WEIGHTS_BYTES // max(size, 1))))
+        self.snapshots = [s if s.step in heavy else dataclasses.replace(s, weights={}) for s in snapshots]
 
 
 # --------------------------------------------------------------------------------------------------------

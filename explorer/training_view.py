@@ -136,7 +136,7 @@ def chosen_model(run: TrainingRun, step: int | None) -> tuple[TrainedModel, floa
     there is none."""
     with run.lock:
         snapshots = list(run.snapshots)
-    chosen = [s for s in snapshots if step is None or s.step == step]
+    chosen = [s for s in snapshots if (step is None or s.step == step) and s.weights]  # some keep the probe alone
     if not chosen:
         raise ValueError("this run has no snapshot yet: train it a little first" if not snapshots else "no such step")
     snapshot = chosen[-1]

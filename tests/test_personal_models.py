@@ -5,16 +5,18 @@ worker's messages."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
 
-from explorer import Explorer, ExplorerError, ExplorerState, inside, render, training_view, walkthrough
+from explorer import Explorer, ExplorerError, ExplorerState, inside, render, training, training_view, walkthrough
 from explorer.registry import TRAINED_NAME, ModelDescription, OwnModel, PersonalRegistry
 from explorer.training import FAILED, FINISHED, PAUSED, QUEUED, STOPPED, TrainingRun
 from transformer.decoding import generate_batch
 from transformer.model import Transformer
-from transformer.training.live import LiveRun, LiveSetup, from_bytes, probe_example, to_bytes
+from transformer.training.live import LiveRun, LiveSetup, Snapshot, from_bytes, probe_example, to_bytes
 from transformer.training.model_file import TrainedModel
 
 TINY = LiveSetup(task="reverse", layers=1, heads=2, d_model=32, batch_size=16, seed=3)
@@ -241,6 +243,22 @@ def test_snapshots_are_offered_latest_first_and_each_is_the_model_of_its_step(me
         training_view.chosen_model(run, 3)
     with pytest.raises(ValueError, match="no snapshot yet: train it a little first"):
         training_view.chosen_model(TrainingRun(TINY), None)
+
+
+def test_a_run_keeps_every_snapshot_s_probe_but_the_weights_of_only_as_many_as_its_bytes_allow(messages, monkeypatch):
+    first = sent(messages, "snapshot")[0]
+    snapshot = Snapshot(0, 0.0, from_bytes(first["weights"]), first["probe"])
+    size = sum(tensor.nbytes for tensor in snapshot.weights.values())
+    monkeypatch.setattr(training, "WEIGHTS_BYTES", 3 * size)
+    run = TrainingRun(TINY)
+    for step in range(0, 100, 10):
+        run.add_snapshot(dataclasses.replace(snapshot, step=step))
+    assert [s.step for s in run.snapshots] == list(range(0, 100, 10))  # every probe, for the replay
+    assert [s.step for s in run.snapshots if s.weights] == [0, 10, 90]  # spaced logarithmically, the last kept
+    assert [step for _, step in training_view.snapshot_choices(run)] == [90, 10, 0]
+    assert training_view.chosen_model(run, None)[0].step == 90
+    with pytest.raises(ValueError, match="no such step"):
+        training_view.chosen_model(run, 20)  # its weights were let go
 
 
 def replayed_maps(figure) -> tuple[list[str], list[np.ndarray]]:
