@@ -921,7 +921,8 @@ REPLAY_STEP = f"() => ({REPLAY})().layout.sliders[0].active"
 REPLAY_CAPTION = f"() => ({REPLAY})().layout.annotations[0].text"
 # the map shown, as numbers (plotly keeps it as base64 until the first update, then as arrays)
 REPLAY_Z = f"() => JSON.stringify(Array.from(({REPLAY})()._fullData[0].z, (r) => Array.from(r, (v) => v.toFixed(3))))"
-TRAINED_MODEL_SHOWN = "() => document.querySelector('#model-select input').value.startsWith('reverse · 2 layers')"
+MODEL_SHOWN = "document.querySelector('#model-select input').value"
+TRAINED_MODEL_SHOWN = f"() => {MODEL_SHOWN}.startsWith('reverse · 2 layers')"
 
 
 def test_train_watch_the_attention_form_scrub_explore_download_and_load(browser, app_url, tmp_path):
@@ -980,3 +981,27 @@ def test_train_watch_the_attention_form_scrub_explore_download_and_load(browser,
     assert "not a safetensors file" in fresh.locator("#train-message").inner_text()
     shot(fresh, "train-1024")
     fresh.close()
+
+
+def test_replay_how_numbers_de_learned_and_explore_it_half_trained(browser, app_url):
+    """Issue 24: the shipped numbers-de model's training, recorded when it was trained, replays in the Train tab:
+    its curves, the probe from noise (step 0) to the shipped model, and a snapshot kept to explore."""
+    tab = opened(browser, app_url)
+    open_tab(tab, "Train")
+    tab.locator("#train-replay-numbers-de").click()
+    tab.wait_for_selector("#train-replay .js-plotly-plot")
+    tab.wait_for_selector("#train-curves .js-plotly-plot")
+    assert "The training of numbers-de, replayed" in tab.locator("#train-numbers").inner_text()
+    steps = tab.evaluate(f"() => ({REPLAY})().layout.sliders[0].steps.length")
+    assert steps >= 20 and tab.evaluate(REPLAY_STEP) == steps - 1  # it opens on the shipped model
+    shipped = tab.evaluate(REPLAY_Z)
+    assert tab.evaluate(REPLAY_CAPTION).endswith("right")  # the shipped model translates the probe right
+    tab.evaluate("() => window.replayTo(0)")
+    assert tab.evaluate(REPLAY_CAPTION).startswith("step 0 ") and tab.evaluate(REPLAY_Z) != shipped
+    assert tab.locator("#train-download").is_disabled()  # the shipped model's files are in the repository
+    shot(tab, "train-replay-numbers-de")
+    tab.locator("#train-explore").click()
+    tab.wait_for_function(f"() => /^numbers-de · step \\d+ · trained/.test({MODEL_SHOWN})")
+    assert "a model of yours" in tab.locator("#status").inner_text()
+    assert step(tab) != ""
+    tab.close()

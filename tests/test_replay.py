@@ -19,6 +19,7 @@ from explorer.training import FINISHED
 from transformer.checkpoint import load_checkpoint
 from transformer.decoding import generate_batch
 from transformer.model import ATTENTION_FAMILIES
+from transformer.training.evaluate import card_numbers, evaluate, model_card
 from transformer.training.replay import look, main, read_replay, steps_until
 from transformer.training.settings import TrainSettings
 from transformer.training.train import train
@@ -153,3 +154,16 @@ def test_a_recorded_snapshot_is_explored_as_a_model_of_the_user_s_own(shipped, r
     assert explorer.decoding.output_ids == expected and explorer.at_end
     with pytest.raises(ValueError, match="kept no weights at step 6"):
         snapshot_model(shipped, recorded, 6)
+
+
+def test_the_model_card_says_what_the_recording_holds_and_how_it_was_made(run):
+    checkpoint = load_checkpoint(run / "best")
+    results = evaluate(checkpoint, [(PROBE, "dreihundertelf")], [], None)
+    numbers = card_numbers(checkpoint, results, name="tiny", data="", split="test", synthetic=True,
+                           replay=run / REPLAY_FILE)  # fmt: skip
+    card = model_card(numbers)
+    assert "## Training, replayed" in card
+    assert "at 8 steps spaced logarithmically (0, 1, 2, 3, 4, 6, 8, 10; the last is the weights shipped)" in card
+    assert f'--probe "{PROBE}" --weights-at 4 8`' in card and "the weights at steps 4, 8 (float16)" in card
+    assert "## Training, replayed" not in model_card(card_numbers(checkpoint, results, name="tiny", data="",
+                                                                  split="test", synthetic=True))  # fmt: skip

@@ -26,6 +26,7 @@ from ..checkpoint import CARD, Checkpoint, load_checkpoint
 from ..decoding import BeamSearch, generate, generate_batch
 from ..model import Transformer, TransformerConfig
 from ..tokenizer import Tokenizer
+from .replay import read_replay
 from .settings import TrainSettings, command_line
 
 # The model card is `model_card.md.j2`, filled from one dict of numbers (`card_numbers`). Block tags on lines of
@@ -225,6 +226,7 @@ def card_numbers(
     selection: str | None = None,
     sources: list[dict] = (),
     ablations: list[dict] = (),
+    replay: Path | None = None,
 ) -> dict:
     """Everything a model card shows, in one dict: the model, the data, the training runs that made the weights
     (`read_run`, in order), the evaluation (`evaluate`), the sources of the corpus and the recorded ablations."""
@@ -242,6 +244,19 @@ def card_numbers(
         "split": split,
         "synthetic": synthetic,
         "results": {"everyday": None, "beam": None, **results},
+        "replay": replay_summary(replay) if replay is not None else None,
+    }
+
+
+def replay_summary(path: Path) -> dict:
+    """What the model card says of a recorded training (`replay`)."""
+    replay = read_replay(path)
+    return {
+        "file": path.name,
+        "mb": path.stat().st_size / 1e6,
+        "steps": replay.steps,
+        "weights": sorted(replay.weights),
+        "probe": replay.probe_text,
     }
 
 
@@ -318,6 +333,7 @@ def main(argv: list[str] | None = None) -> None:
             selection=args.selection,
             sources=source_rows(args.corpus) if args.corpus else [],
             ablations=read_ablations(args.ablations),
+            replay=next(iter(args.checkpoint.glob("replay.safetensors")), None),
         )
         (args.checkpoint / CARD).write_text(model_card(numbers), encoding="utf-8")
         print(f"wrote {args.checkpoint / CARD}")

@@ -132,6 +132,7 @@ class Replay:
     probes: tuple[Probe, ...]  # in the order of their steps
     records: tuple[dict, ...]  # one a step: "step", "loss", "exact", "lr", "held_out_loss", "held_out_exact"
     weights: dict[int, dict[str, Tensor]]  # step -> weights (float32), for a few steps
+    probe_text: str = ""  # the probe's source sentence
     title: str = ""  # what was learned, e.g. "numbers in words → German"
     look_for: str = ""  # a sentence on what to watch in the replay
 
@@ -151,6 +152,7 @@ def write_replay(replay: Replay, path: Path) -> None:
         tensors |= {f"weights/{step}/{name}": tensor.detach().half().contiguous() for name, tensor in weights.items()}
     first = replay.probes[0]
     description = {
+        "probe_text": replay.probe_text,
         "title": replay.title,
         "look_for": replay.look_for,
         "probe": {"source": first.source, "decoder_input": first.decoder_input, "expected": first.expected},
@@ -192,6 +194,7 @@ def read_replay(path: Path) -> Replay:
         probes=tuple(sorted(probes, key=lambda p: p.step)),
         records=tuple(description["records"]),
         weights=weights,
+        probe_text=description.get("probe_text", ""),
         title=description.get("title", ""),
         look_for=description.get("look_for", ""),
     )
@@ -273,7 +276,7 @@ def record_run(
     missing = sorted(set(weights_at) - set(kept))
     if missing:
         raise ValueError(f"{run} kept no weights at step(s) {', '.join(map(str, missing))}")
-    return Replay(tuple(probes), tuple(records), kept, title=title, look_for=look_for)
+    return Replay(tuple(probes), tuple(records), kept, probe_text=probe[0], title=title, look_for=look_for)
 
 
 def reference_of(run: Path, source: str) -> str:
