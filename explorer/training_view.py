@@ -46,7 +46,10 @@ def numbers_text(run: TrainingRun, place: int = 0) -> str:
         FAILED: f"Failed: {message}.",
     }
     if isinstance(run, RecordedRun):
-        states[FINISHED] = f"The training of {run.model}, replayed: its last step is the model shipped."
+        states[FINISHED] = (
+            f"The training of {run.model}, replayed: its last step is the model shipped, and the steps under “The "
+            "model at” can be explored."
+        )
     budget = "of training" if isinstance(run, RecordedRun) else f"of {run.budget_s:.0f} s"
     parts = [f"step {step:,}", f"{seconds:.0f} s {budget}"]
     if train:
@@ -112,10 +115,17 @@ def probe_caption(run: TrainingRun) -> str:
         return ""
     probe = frames[-1][1]
     return (
-        f"The probe: “{html.escape(' '.join(probe.source[:-1]))}” → “{html.escape(' '.join(probe.expected[:-1]))}”, "
+        f"The probe: “{html.escape(text_of(probe.source[:-1]))}” → “{html.escape(text_of(probe.expected[:-1]))}”, "
         f"a held-out example the model never trains on. {html.escape(run.look_for)} Drag the slider, "
         "press Play, or click the curves to see any step."
     )
+
+
+def text_of(pieces: tuple[str, ...]) -> str:
+    """Pieces as text: sentencepiece's (“▁” starts a word) joined back into words, a toy task's with spaces."""
+    if any(piece.startswith("▁") for piece in pieces):
+        return "".join(pieces).replace("▁", " ").strip()
+    return " ".join(pieces)
 
 
 def snapshot_choices(run: TrainingRun) -> list[tuple[str, int]]:

@@ -985,9 +985,12 @@ def test_train_watch_the_attention_form_scrub_explore_download_and_load(browser,
 
 def test_replay_how_numbers_de_learned_and_explore_it_half_trained(browser, app_url):
     """Issue 24: the shipped numbers-de model's training, recorded when it was trained, replays in the Train tab:
-    its curves, the probe from noise (step 0) to the shipped model, and a snapshot kept to explore."""
-    tab = opened(browser, app_url)
+    its curves, the probe from noise (step 0) to the shipped model, and a snapshot kept to explore. At 1024×768
+    the four buttons of a run share one row."""
+    tab = opened(browser, app_url, 1024, 768)
     open_tab(tab, "Train")
+    tops = [tab.locator(f"#train-{name}").bounding_box()["y"] for name in ("start", "pause", "resume", "reset")]
+    assert max(tops) - min(tops) < 2, tops
     tab.locator("#train-replay-numbers-de").click()
     tab.wait_for_selector("#train-replay .js-plotly-plot")
     tab.wait_for_selector("#train-curves .js-plotly-plot")

@@ -131,6 +131,7 @@ def test_the_models_with_a_recording_can_be_replayed_as_a_finished_run(shipped):
     text = training_view.numbers_text(recorded)
     assert "The training of tiny-numbers, replayed" in text and "step 10" in text and "of training" in text
     assert "tokens/s" not in text  # not measured by the recording
+    assert training_view.probe_caption(recorded).startswith(f"The probe: “{PROBE}” → “dreihundertelf”")
     assert [step for _, step in training_view.snapshot_choices(recorded)] == [8, 4]  # those with weights
     replay = training_view.replay_figure(recorded, "cross", 1, None)
     assert len(replay.layout.sliders[0].steps) == len(recorded.snapshots)

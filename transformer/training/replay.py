@@ -42,7 +42,7 @@ SPLITS = ("train", "dev")
 
 
 def snapshot_steps() -> Iterator[int]:
-    """The steps at which a run keeps a snapshot: 0, 1, 2, 3, 4, 6, 8, 11, 16, 23, 32, … each about √2 times
+    """The steps at which a run keeps a snapshot: 0, 1, 2, 3, 4, 6, 8, 11, 16, 23, 33, 47, … each about √2 times
     the last (and at least one more)."""
     step = 0
     while True:

@@ -113,10 +113,11 @@ class TrainTab(Panel):
             gr.Markdown(INTRODUCTION, elem_id="train-intro")
             self.build_setup(defaults)
             with gr.Row(elem_id="train-buttons"):
-                self.train = gr.Button("Train", variant="primary", elem_id="train-start")
-                self.pause = gr.Button("Pause", interactive=False, elem_id="train-pause")
-                self.resume = gr.Button("Resume", interactive=False, elem_id="train-resume")
-                self.reset = gr.Button("Reset", interactive=False, elem_id="train-reset")
+                # narrow enough for the four to share a row at 1024 px
+                self.train = gr.Button("Train", variant="primary", elem_id="train-start", min_width=80)
+                self.pause = gr.Button("Pause", interactive=False, elem_id="train-pause", min_width=80)
+                self.resume = gr.Button("Resume", interactive=False, elem_id="train-resume", min_width=80)
+                self.reset = gr.Button("Reset", interactive=False, elem_id="train-reset", min_width=80)
             self.shipped = self.build_replays(page)
             self.numbers = gr.HTML(elem_id="train-numbers")
             # hidden until there is a run to draw (no empty plot box without a word of why)
@@ -281,8 +282,7 @@ class TrainTab(Panel):
         layers, heads = run.shape
         return {
             self.run: run,
-            self.message: f"The training of **{escaped(name)}**, recorded when it was trained: scrub or play the "
-            "replay, or explore the model at one of the steps whose weights were kept.",
+            self.message: "",
             self.layer: gr.update(maximum=layers - 1, value=0),
             self.head: gr.update(choices=self.head_choices(heads), value=AVERAGE),
             **self.drawn_run(run, None, "cross", 0, None),
