@@ -123,8 +123,8 @@ def test_threads_come_from_omp_num_threads_else_the_cores_shared_among_processes
 @pytest.mark.slow
 def test_two_torchrun_processes_equal_one_process_on_the_same_global_batches(corpus, tmp_path):
     config = settings(corpus, tmp_path / "ddp", dropout=0.0, steps=4)
-    args = [f"--{k.replace('_', '-')}={v}" for k, v in config.to_dict().items() if v is not None]
-    args = [a.replace("--shared-vocab=True", "--shared-vocab") for a in args]
+    flags = {f"--{k.replace('_', '-')}": v for k, v in config.to_dict().items() if v is not None}
+    args = [(f if v else "--no-" + f[2:]) if isinstance(v, bool) else f"{f}={v}" for f, v in flags.items()]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
     subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
