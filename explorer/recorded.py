@@ -32,6 +32,7 @@ class RecordedRun(TrainingRun):
     model: str = ""
     replay: Replay | None = None
     layers_heads: tuple[int, int] = (1, 1)
+    downloadable = False  # a shipped model: its files are in checkpoints/
 
     @property
     def title(self) -> str:

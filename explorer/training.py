@@ -88,6 +88,8 @@ class TrainingRun:
         """Its model's layers (a side) and heads."""
         return self.setup.layers, self.setup.heads
 
+    downloadable = True  # its snapshots can be downloaded as model files
+
     @property
     def active(self) -> bool:
         """Waiting for a worker or training: the page keeps asking for news."""

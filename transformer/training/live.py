@@ -28,10 +28,9 @@ import torch
 from torch import Tensor
 
 from ..checkpoint import Checkpoint
-from ..decoding import generate_batch
 from ..model import Transformer, TransformerConfig
 from .batches import Example, collate
-from .replay import Probe, look
+from .replay import Probe, look, measured
 from .settings import BOS, EOS, PAD
 from .toy_tasks import TOY_TASKS, ToyTask, draw, get_toy_task
 from .train import learning_rate, token_loss
@@ -195,16 +194,11 @@ class LiveRun:
         right = ((logits.argmax(-1) == labels) | (labels == PAD)).all(dim=1)
         return {"loss": float(loss.detach()), "exact": float(right.float().mean()), "tokens": n_tokens, "lr": lr}
 
-    @torch.no_grad()
     def evaluate(self) -> dict[str, float]:
         """The held-out loss per token (teacher-forced, without smoothing) and exact match (the share of held-out
         sequences whose greedy translation is entirely right)."""
-        self.model.eval()
-        src, tgt_in, labels = collate(self.held_out, self.device)
-        loss = token_loss(self.model(src, tgt_in).logits, labels, 0.0) / int((labels != PAD).sum())
-        outputs = generate_batch(self.model, [s for s, _ in self.held_out], max_new_tokens=self.task.positions - 1)
-        right = sum(output == target for output, (_, target) in zip(outputs, self.held_out, strict=True))
-        return {"held_out_loss": float(loss), "held_out_exact": right / len(self.held_out)}
+        numbers = measured(self.model, self.held_out)
+        return {"held_out_loss": numbers["loss"], "held_out_exact": numbers["exact"]}
 
     def probe(self) -> Probe:
         """The probe, as the model sees it now (`replay.Probe`)."""

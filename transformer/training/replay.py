@@ -205,25 +205,15 @@ def read_replay(path: Path) -> Replay:
 # --------------------------------------------------------------------------------------------------------
 
 
-def save_replay_weights(run: Path, model: Transformer, step: int) -> None:
-    """The weights at `step`, one file of `run`'s replay folder (`--replay`)."""
-    folder = run / FOLDER
-    folder.mkdir(exist_ok=True)
-    weights = {name: t.detach().float().cpu().contiguous() for name, t in unique_state_dict(model).items()}
-    save_file(weights, str(folder / f"step-{step:06d}.safetensors"))
-
-
 @torch.no_grad()
-def measured(model: Transformer, pairs: Sequence[tuple[str, str]], tokenizer: Tokenizer, smoothing: float) -> dict:
-    """The loss per target token (teacher-forced) and exact match (greedy translations) on `pairs`."""
+def measured(model: Transformer, examples: Sequence[tuple[list[int], list[int]]], smoothing: float = 0.0) -> dict:
+    """The loss per target token (teacher-forced) and exact match (greedy translations) on encoded `examples`."""
     from .batches import collate
     from .settings import PAD
     from .train import token_loss
 
     model.eval()
-    examples = [(tokenizer.encode_source(s), tokenizer.encode_target(t)) for s, t in pairs]
-    device = next(model.parameters()).device
-    src, tgt_in, labels = collate(examples, device)
+    src, tgt_in, labels = collate(list(examples), next(model.parameters()).device)
     loss = float(token_loss(model(src, tgt_in).logits, labels, smoothing)) / int((labels != PAD).sum())
     outputs = generate_batch(model, [s for s, _ in examples], max_new_tokens=model.config.max_positions - 1)
     right = sum(output == target for output, (_, target) in zip(outputs, examples, strict=True))
@@ -231,11 +221,12 @@ def measured(model: Transformer, pairs: Sequence[tuple[str, str]], tokenizer: To
 
 
 def record_run(
-    run: Path, probe: tuple[str, str], weights_at: Sequence[int], title: str = "", look_for: str = ""
+    run: Path, source: str, weights_at: Sequence[int], reference: str | None = None, title: str = "", look_for: str = ""
 ) -> Replay:
-    """The replay of the run in folder `run` (trained with `--replay`): the probe (source, reference) and the numbers
-    at every step it kept, and its weights at the steps `weights_at`. The numbers are measured on `MEASURED` pairs
-    of the training split and as many of the dev split, the same pairs at every step."""
+    """The replay of the run in folder `run` (trained with `--replay`): the probe (`source`, and its `reference`,
+    looked up in the dev and test splits when None) and the numbers at every step it kept, and its weights at the
+    steps `weights_at`. The numbers are measured on `MEASURED` pairs of the training split and as many of the dev
+    split, the same pairs at every step."""
     from .batches import load_pairs
     from .settings import TrainSettings
     from .train import learning_rate
@@ -252,16 +243,22 @@ def record_run(
     logged_seconds = [0.0] + [r["elapsed_s"] for r in log if r["kind"] == "train"]
     tokenizer = Tokenizer.from_files(run / "source.spm", run / "target.spm")
     splits = load_pairs(settings)
-    pairs = {
-        split: random.Random(0).sample(splits[split], min(MEASURED, len(splits[split]))) for split in ("train", "dev")
-    }
+    if reference is None:
+        held_out = dict(splits["dev"] + splits["test"])
+        if source not in held_out:
+            raise ValueError(f"the probe {source!r} is in neither the dev nor the test split: give --reference")
+        reference = held_out[source]
+    examples = {
+        split: [(tokenizer.encode_source(s), tokenizer.encode_target(t))
+                for s, t in random.Random(0).sample(splits[split], min(MEASURED, len(splits[split])))]
+        for split in ("train", "dev")
+    }  # fmt: skip
     model = Transformer(settings.model_for(tokenizer)).eval()
     probes, records, kept = [], [], {}
     for step, file in sorted(frames.items()):
         fill_model(model, read_weights(file) if file.is_dir() else load_file(str(file)), file)
-        probes.append(look(model, tokenizer, *probe, step=step, max_new_tokens=model.config.max_positions - 1))
-        train = measured(model, pairs["train"], tokenizer, settings.label_smoothing)
-        held_out = measured(model, pairs["dev"], tokenizer, 0.0)
+        probes.append(look(model, tokenizer, source, reference, step, max_new_tokens=model.config.max_positions - 1))
+        train, held_out = measured(model, examples["train"], settings.label_smoothing), measured(model, examples["dev"])
         records.append({
             "step": step,
             "seconds": round(float(np.interp(step, logged_steps, logged_seconds)), 1),  # as the log measured it
@@ -276,20 +273,7 @@ def record_run(
     missing = sorted(set(weights_at) - set(kept))
     if missing:
         raise ValueError(f"{run} kept no weights at step(s) {', '.join(map(str, missing))}")
-    return Replay(tuple(probes), tuple(records), kept, probe_text=probe[0], title=title, look_for=look_for)
-
-
-def reference_of(run: Path, source: str) -> str:
-    """The reference translation of `source` in the run's dev or test split (a probe is held out)."""
-    from .batches import load_pairs
-    from .settings import TrainSettings
-
-    splits = load_pairs(TrainSettings.from_dict(json.loads((run / "settings.json").read_text())))
-    for split in ("test", "dev"):
-        for pair_source, target in splits[split]:
-            if pair_source == source:
-                return target
-    raise ValueError(f"the probe {source!r} is in neither the dev nor the test split: give --reference")
+    return Replay(tuple(probes), tuple(records), kept, probe_text=source, title=title, look_for=look_for)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -305,8 +289,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--look-for", default="", help="what to watch in the replay")
     parser.add_argument("--out", type=Path, required=True, help="the replay file to write")
     args = parser.parse_args(argv)
-    reference = args.reference or reference_of(args.run, args.probe)
-    replay = record_run(args.run, (args.probe, reference), args.weights_at, args.title, args.look_for)
+    replay = record_run(args.run, args.probe, args.weights_at, args.reference, args.title, args.look_for)
     write_replay(replay, args.out)
     last = replay.records[-1]
     print(f"{args.out}: {len(replay.probes)} steps, weights at {sorted(replay.weights)}; at step {last['step']}: "

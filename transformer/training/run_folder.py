@@ -47,22 +47,24 @@ def save_state(path: Path, state: dict) -> None:
     os.replace(f.name, path)
 
 
-def save_snapshot(run: Path, model: Transformer, step: int, keep: int) -> None:
-    """The model's weights at this step as `snapshots/step-NNNNNN.safetensors`; only the newest `keep` stay.
+def save_snapshot(run: Path, model: Transformer, step: int, keep: int | None, folder: str = "snapshots") -> None:
+    """The model's weights at this step as `<folder>/step-NNNNNN.safetensors`; only the newest `keep` stay (all of
+    them when None: the replay's, `--replay`).
 
     The paper's base models average the last five checkpoints (§6.1); `python -m transformer.convert average`
     does that with these files.
     """
     from safetensors.torch import save_file
 
-    folder = run / "snapshots"
+    folder = run / folder
     folder.mkdir(exist_ok=True)
     weights = {name: t.detach().float().cpu().contiguous() for name, t in unique_state_dict(model).items()}
     target = folder / f"step-{step:06d}.safetensors"
     save_file(weights, str(target.with_suffix(".tmp")))
     os.replace(target.with_suffix(".tmp"), target)
-    for old in sorted(folder.glob("step-*.safetensors"))[:-keep]:
-        old.unlink()
+    if keep is not None:
+        for old in sorted(folder.glob("step-*.safetensors"))[:-keep]:
+            old.unlink()
 
 
 def append_log(run: Path, record: dict) -> None:

@@ -38,7 +38,8 @@ from ..model import Transformer
 from .batches import Example, RunData, batches_from, collate, load_data
 from .distributed import barrier, cpu_threads, is_main_process, leave_process_group, setup_device, world
 from .evaluate import score, translate_sentences
-from .replay import save_replay_weights, steps_until
+from .replay import FOLDER as REPLAY_FOLDER
+from .replay import steps_until
 from .run_folder import append_log, open_run, plot_log, save_snapshot, save_state
 from .settings import PAD, TrainSettings, parse_args
 
@@ -219,13 +220,13 @@ def train(settings: TrainSettings, *, stop_after: int | None = None, quiet: bool
     batches = batches_from(data.examples, settings, position.epoch, position.index, data.resample)
     replayed = set(steps_until(settings.steps)) if settings.replay and main else set()
     if position.step in replayed:
-        save_replay_weights(run, trainer.model, position.step)
+        save_snapshot(run, trainer.model, position.step, keep=None, folder=REPLAY_FOLDER)
     while position.step < settings.steps and (stop_after is None or steps_this_call < stop_after):
         position.epoch, position.index, batch = next(batches)
         loss, n_tokens = trainer.step(batch)
         steps_this_call, tokens_seen = steps_this_call + 1, tokens_seen + n_tokens
         if position.step in replayed:
-            save_replay_weights(run, trainer.model, position.step)
+            save_snapshot(run, trainer.model, position.step, keep=None, folder=REPLAY_FOLDER)
         if position.step % settings.log_every == 0 or position.step == settings.steps:
             now = time.time()
             position.elapsed += now - t0

@@ -359,7 +359,7 @@ class TrainTab(Panel):
             updates[self.replay] = gr.update(value=replay, visible=replay is not None)
             updates[self.play] = gr.update(visible=replay is not None)
             updates[self.caption] = training_view.probe_caption(run)
-        if not run.active and run.snapshots and not isinstance(run, RecordedRun):
+        if not run.active and run.snapshots and run.downloadable:
             updates[self.download] = gr.update(value=self.file_of(run, None), interactive=True)
         return updates
 
@@ -383,8 +383,7 @@ class TrainTab(Panel):
             self.resume: gr.update(interactive=resumable),
             self.reset: gr.update(interactive=run is not None),
             self.explore: gr.update(interactive=done and any(s.weights for s in run.snapshots)),
-            # a recording's model is shipped: its files are in checkpoints/
-            self.download: gr.update(interactive=done and bool(run.snapshots) and not isinstance(run, RecordedRun)),
+            self.download: gr.update(interactive=done and bool(run.snapshots) and run.downloadable),
         }
 
     # ---- the trained model: download, explore, load -------------------------------------------------------------
@@ -402,7 +401,7 @@ class TrainTab(Panel):
 
     def prepared(self, run: TrainingRun | None, step) -> Updates:
         """Another snapshot chosen: its file for the Download button."""
-        if run is None or run.active or isinstance(run, RecordedRun):
+        if run is None or run.active or not run.downloadable:
             return {self.download: gr.skip()}
         try:
             return {self.download: gr.update(value=self.file_of(run, int(step) if step is not None else None))}
