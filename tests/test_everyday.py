@@ -47,8 +47,8 @@ def test_the_authored_corpus_is_large_and_clean(authored):
 
 
 def test_the_authored_corpus_has_no_duplicates_across_files(authored):
-    english = [norm_key(row.english) for row in authored]
-    german = [norm_key(row.german) for row in authored]
+    english = [norm_key(row.first) for row in authored]
+    german = [norm_key(row.second) for row in authored]
     assert len(set(english)) == len(english)
     assert len(set(german)) == len(german)
 
@@ -61,23 +61,23 @@ def test_the_authored_corpus_covers_the_grid(authored):
         assert needed in tags
     topics = {row.topic for row in authored}
     assert set(TOPICS) - {"family", "school", "travel", "work"} <= topics  # the others are split finer
-    lengths = [len(row.english.split()) for row in authored]
+    lengths = [len(row.first.split()) for row in authored]
     assert min(lengths) >= 3 and max(lengths) <= 25 and sum(n >= 16 for n in lengths) > 1000
 
 
 def test_the_everyday_set_is_balanced_and_clean(everyday):
     assert len(everyday) >= 300
-    assert problems(everyday, min_words=6, max_words=20) == []
+    assert problems(everyday, (6, 20)) == []
     per_topic = {topic: sum(row.topic == topic for row in everyday) for topic in TOPICS}
     assert min(per_topic.values()) >= 30 and set(per_topic) == {row.topic for row in everyday}
 
 
 def test_no_authored_pair_is_in_the_everyday_set(authored, everyday):
     """Exact matches are never allowed; near-duplicates are removed from the training split by the builder."""
-    held_out_english = {norm_key(row.english) for row in everyday}
-    held_out_german = {norm_key(row.german) for row in everyday}
-    assert not [row for row in authored if norm_key(row.english) in held_out_english]
-    assert not [row for row in authored if norm_key(row.german) in held_out_german]
+    held_out_english = {norm_key(row.first) for row in everyday}
+    held_out_german = {norm_key(row.second) for row in everyday}
+    assert not [row for row in authored if norm_key(row.first) in held_out_english]
+    assert not [row for row in authored if norm_key(row.second) in held_out_german]
 
 
 @pytest.mark.slow
@@ -170,10 +170,10 @@ def test_read_rows_refuses_malformed_lines(tmp_path):
 
 
 def test_the_index_finds_every_everyday_sentence_and_no_two_share_all_their_words(everyday):
-    index = NearDuplicateIndex(row.english for row in everyday)
-    hits = sum(index.match(row.english) is not None for row in everyday)
+    index = NearDuplicateIndex(row.first for row in everyday)
+    hits = sum(index.match(row.first) is not None for row in everyday)
     assert hits == len(everyday)  # each finds itself
     assert all(
-        jaccard(word_set(a.english), word_set(b.english)) < 1.0
+        jaccard(word_set(a.first), word_set(b.first)) < 1.0
         for a, b in itertools.islice(itertools.combinations(everyday, 2), 2000)
     )

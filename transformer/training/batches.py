@@ -49,7 +49,7 @@ def load_pairs(settings: TrainSettings) -> dict[str, Pairs]:
 # --------------------------------------------------------------------------------------------------------
 
 
-def train_sentencepiece(sentences: list[str], path: Path, vocab_size: int) -> None:
+def train_sentencepiece(sentences: list[str], path: Path, vocab_size: int, character_coverage: float = 1.0) -> None:
     """Train a unigram sentencepiece model with our special ids (<pad>=0, <unk>=1, <s>=2, </s>=3)."""
     spm.set_random_generator_seed(1)  # the same sentences always give the same model
     spm.SentencePieceTrainer.train(
@@ -57,7 +57,7 @@ def train_sentencepiece(sentences: list[str], path: Path, vocab_size: int) -> No
         model_prefix=str(path.with_suffix("")),
         vocab_size=vocab_size,
         model_type="unigram",
-        character_coverage=1.0,
+        character_coverage=character_coverage,
         pad_id=PAD,
         unk_id=UNK,
         bos_id=BOS,
@@ -79,11 +79,13 @@ def prepare_tokenizer(run: Path, train: Pairs, settings: TrainSettings, start: C
             source.write_bytes(start.tokenizer.source.processor.serialized_model_proto())
             target.write_bytes(start.tokenizer.target.processor.serialized_model_proto())
         elif settings.model.share_embeddings:
-            train_sentencepiece([s for pair in train for s in pair], source, settings.model.src_vocab_size)
+            sentences = [s for pair in train for s in pair]
+            train_sentencepiece(sentences, source, settings.model.src_vocab_size, settings.character_coverage)
             target.write_bytes(source.read_bytes())
         else:
-            train_sentencepiece([en for en, _ in train], source, settings.model.src_vocab_size)
-            train_sentencepiece([de for _, de in train], target, settings.model.tgt_vocab_size)
+            coverage = settings.character_coverage
+            train_sentencepiece([first for first, _ in train], source, settings.model.src_vocab_size, coverage)
+            train_sentencepiece([second for _, second in train], target, settings.model.tgt_vocab_size, coverage)
     barrier()
     return Tokenizer.from_files(source, target)
 

@@ -25,9 +25,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .corpus.cleaning import HANZI
+
 ROOT = Path(__file__).resolve().parents[2]
 AUTHORED_DIR = ROOT / "data" / "authored"
 EVERYDAY_FILE = ROOT / "data" / "everyday" / "everyday.tsv"
+ZH_EN_AUTHORED_DIR = ROOT / "data" / "authored-zh-en"  # zh-en's: `chinese<TAB>english<TAB>topic<TAB>tags`
+ZH_EN_EVERYDAY_FILE = ROOT / "data" / "everyday-zh-en" / "everyday.tsv"
 
 TOPICS = ("family", "school", "food", "travel", "weather", "time", "shopping", "health", "work", "hobbies")
 AUTHORED_TOPICS = (*TOPICS, "home", "language", "city")  # the training grid splits three topics finer
@@ -73,14 +77,14 @@ NEAR_DUPLICATE = 0.8  # word-set Jaccard similarity (either side) at or above wh
 class Row:
     """One authored pair with its place in the grid."""
 
-    english: str
-    german: str
+    first: str  # the side named first in the language pair: English in en-de, Chinese in zh-en
+    second: str
     topic: str
     tags: tuple[str, ...]
 
     @property
     def pair(self) -> tuple[str, str]:
-        return self.english, self.german
+        return self.first, self.second
 
 
 def read_rows(path: str | Path) -> list[Row]:
@@ -92,8 +96,8 @@ def read_rows(path: str | Path) -> list[Row]:
         columns = line.split("\t")
         if len(columns) != 4:
             raise ValueError(f"{path}:{number}: expected 4 tab-separated columns, got {len(columns)}")
-        english, german, topic, tags = columns
-        rows.append(Row(english, german, topic, tuple(tag for tag in tags.split(",") if tag)))
+        first, second, topic, tags = columns
+        rows.append(Row(first, second, topic, tuple(tag for tag in tags.split(",") if tag)))
     return rows
 
 
@@ -123,9 +127,13 @@ def split_everyday(rows: list[Row], seed: int) -> tuple[list[Row], list[Row]]:
 # ---------------------------------------------------------------------------------------------------------------------
 
 
+_TOKEN = re.compile(rf"{HANZI.pattern}|[^\W{HANZI.pattern[1:-1]}]+")  # a Chinese character, or a run of other letters
+
+
 def word_set(text: str) -> frozenset[str]:
-    """The casefolded words of a sentence, punctuation dropped."""
-    return frozenset(re.sub(r"[^\w\s]", " ", text.casefold()).split())
+    """The casefolded words of a sentence, punctuation dropped. Chinese is written without spaces, so each Chinese
+    character counts as a word."""
+    return frozenset(_TOKEN.findall(text.casefold()))
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
@@ -163,46 +171,119 @@ class NearDuplicateIndex:
 def overlapping(
     pairs: Iterable[tuple[str, str]], held_out: Iterable[tuple[str, str]], threshold: float = NEAR_DUPLICATE
 ) -> list[bool]:
-    """For each pair, whether its English or its German side equals or nearly equals a held-out pair's side."""
+    """For each pair, whether either side equals or nearly equals a held-out pair's side."""
     held_out = list(held_out)
-    english = NearDuplicateIndex((e for e, _ in held_out), threshold)
-    german = NearDuplicateIndex((g for _, g in held_out), threshold)
-    return [english.match(e) is not None or german.match(g) is not None for e, g in pairs]
+    firsts = NearDuplicateIndex((a for a, _ in held_out), threshold)
+    seconds = NearDuplicateIndex((b for _, b in held_out), threshold)
+    return [firsts.match(a) is not None or seconds.match(b) is not None for a, b in pairs]
 
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Checks (the test suite runs them on the committed files)
 # ---------------------------------------------------------------------------------------------------------------------
 
-_END = re.compile(r"[.!?]$")
+
+@dataclass(frozen=True)
+class Authoring:
+    """How one language pair's written sentences are measured and checked: the first side's length (in words, or
+    in characters for Chinese), the final punctuation of each side, and the sane range of the second side's length
+    over the first's (in characters)."""
+
+    pair: str
+    tags: frozenset[str]
+    unit: str  # what the first side's length counts: "words" or "characters"
+    bands: tuple[tuple[int, int], ...]  # the length bands a writer aims at, first side
+    ends: tuple[str, str]  # the final punctuation each side may end in
+    ratio: tuple[float, float]
+
+    def length(self, text: str) -> int:
+        return len(HANZI.findall(text)) if self.unit == "characters" else len(text.split())
+
+    @property
+    def lengths(self) -> tuple[int, int]:
+        return self.bands[0][0], self.bands[-1][1]
 
 
-def problems(rows: Iterable[Row], min_words: int = 3, max_words: int = 25) -> list[str]:
+EN_DE = Authoring("en-de", TAGS, "words", ((3, 5), (6, 10), (11, 15), (16, 20), (21, 25)), (".!?", ".!?"), (0.5, 2.2))
+ZH_TAGS = frozenset(  # the grammar of the zh-en sentences (see data/authored-zh-en/BRIEF.md)
+    [
+        "measure-word",
+        "le",
+        "guo",
+        "zhe",
+        "ba",
+        "bei",
+        "bi",
+        "zui",
+        "shi-de",
+        "yinwei-suoyi",
+        "ruguo-jiu",
+        "suiran-danshi",
+        "question-ma",
+        "question-ne",
+        "question-word",
+        "a-not-a",
+        "resultative",
+        "directional",
+        "potential",
+        "degree-de",
+        "modal",
+        "negation-bu",
+        "negation-mei",
+        "progressive",
+        "future",
+        "imperative",
+        "suggestion-ba",
+        "time",
+        "date",
+        "number",
+        "price",
+        "duration",
+        "place",
+        "relative-de",
+        "yijing",
+        "jiu-cai",
+        "lian-dou",
+        "yue-yue",
+        "you-you",
+        "yibian",
+        "plural",
+    ]
+)
+ZH_EN = Authoring("zh-en", ZH_TAGS, "characters", ((3, 8), (9, 15), (16, 25), (26, 40)), ("。！？", ".!?"), (1.2, 7.0))
+AUTHORING = {spec.pair: spec for spec in (EN_DE, ZH_EN)}
+
+
+def problems(rows: Iterable[Row], lengths: tuple[int, int] | None = None, spec: Authoring = EN_DE) -> list[str]:
     """What is wrong with a set of rows: empty or padded sides, unknown topics or tags, lengths out of range,
     sides without final punctuation, odd length ratios and duplicates (casefolded, punctuation ignored)."""
+    low, high = lengths or spec.lengths
     found = []
     seen: dict[str, str] = {}
     for row in rows:
-        where = f"{row.english!r}"
-        if not row.english.strip() or not row.german.strip():
+        where = f"{row.first!r}"
+        if not row.first.strip() or not row.second.strip():
             found.append(f"{where}: an empty side")
             continue
-        if any(side != side.strip() or "  " in side for side in (row.english, row.german)):
+        if any(side != side.strip() or "  " in side for side in (row.first, row.second)):
             found.append(f"{where}: extra spaces")
         if row.topic not in AUTHORED_TOPICS:
             found.append(f"{where}: unknown topic {row.topic!r}")
-        if not row.tags or set(row.tags) - TAGS:
-            found.append(f"{where}: unknown or missing tags {sorted(set(row.tags) - TAGS)}")
-        if not min_words <= len(row.english.split()) <= max_words:
-            found.append(f"{where}: {len(row.english.split())} words, not {min_words}–{max_words}")
-        if not (_END.search(row.english) and _END.search(row.german)):
-            found.append(f"{where}: a side does not end in . ! or ?")
-        if not 0.5 <= len(row.german) / len(row.english) <= 2.2:
-            found.append(f"{where}: German/English length ratio {len(row.german) / len(row.english):.2f}")
-        key = " ".join(re.sub(r"[^\w\s]", " ", row.english.casefold()).split())
+        if not row.tags or set(row.tags) - spec.tags:
+            found.append(f"{where}: unknown or missing tags {sorted(set(row.tags) - spec.tags)}")
+        if not low <= spec.length(row.first) <= high:
+            found.append(f"{where}: {spec.length(row.first)} {spec.unit}, not {low}–{high}")
+        if not (row.first[-1] in spec.ends[0] and row.second[-1] in spec.ends[1]):
+            found.append(f"{where}: a side does not end in {spec.ends[0]} (first) or {spec.ends[1]} (second)")
+        ratio = len(row.second) / len(row.first)
+        if not spec.ratio[0] <= ratio <= spec.ratio[1]:
+            found.append(f"{where}: length ratio {ratio:.2f} (second side's characters over the first's)")
+        if spec.unit == "characters" and HANZI.search(row.second):
+            found.append(f"{where}: Chinese characters on the English side")
+        key = " ".join(re.sub(r"[^\w\s]", " ", row.first.casefold()).split())
         if key in seen:
             found.append(f"{where}: a duplicate of {seen[key]!r}")
-        seen[key] = row.english
+        seen[key] = row.first
     return found
 
 
@@ -217,17 +298,18 @@ def main(argv: list[str] | None = None) -> None:
     commands = parser.add_subparsers(dest="command", required=True)
     check = commands.add_parser("check", help="report problems and the length mix of four-column TSV files")
     check.add_argument("files", type=Path, nargs="+")
-    check.add_argument("--min-words", type=int, default=3)
-    check.add_argument("--max-words", type=int, default=25)
+    check.add_argument("--pair", choices=sorted(AUTHORING), default="en-de")
+    check.add_argument("--min", type=int, help="the shortest first side allowed (words, or characters in zh-en)")
+    check.add_argument("--max", type=int, help="the longest first side allowed")
     args = parser.parse_args(argv)
+    spec = AUTHORING[args.pair]
     rows = [row for path in args.files for row in read_rows(path)]
-    found = problems(rows, args.min_words, args.max_words)
+    found = problems(rows, (args.min or spec.lengths[0], args.max or spec.lengths[1]), spec)
     for problem in found:
         print(problem)
-    lengths = [len(row.english.split()) for row in rows]
-    bands = ((3, 5), (6, 10), (11, 15), (16, 20), (21, 25))
-    mix = ", ".join(f"{low}–{high}: {sum(low <= n <= high for n in lengths)}" for low, high in bands)
-    print(f"{len(rows)} pairs, {len(found)} problems; English words {mix}")
+    lengths = [spec.length(row.first) for row in rows]
+    mix = ", ".join(f"{low}–{high}: {sum(low <= n <= high for n in lengths)}" for low, high in spec.bands)
+    print(f"{len(rows)} pairs, {len(found)} problems; first side's {spec.unit} {mix}")
     sys.exit(1 if found else 0)
 
 

@@ -69,6 +69,8 @@ class TrainSettings:
     warmup: int = 4000
     lr_scale: float = 1.0  # multiplies the paper's schedule d_model^-0.5 · min(step^-0.5, step · warmup^-1.5)
     label_smoothing: float = 0.1
+    character_coverage: float = 1.0  # of the training text's characters, the share sentencepiece keeps as pieces
+    # (< 1 for Chinese, whose thousands of rare characters would crowd out the words: they become <unk>)
     subword_alpha: float = 0.0  # > 0: each batch samples new segmentations of its sentences (subword regularisation)
     clip_norm: float = 1.0
     seed: int = 0

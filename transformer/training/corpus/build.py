@@ -48,6 +48,8 @@ def build(
             seed,
             selections=_selections(pair, repeat),
             held_out_source=pair.held_out_source,
+            dev_size=pair.held_out_sizes[0],
+            test_size=pair.held_out_sizes[1],
             everyday=_everyday(pair, seed),
         )
         excluded = [source.name for source in pair.sources if source.name in exclude]

@@ -9,7 +9,7 @@ from pathlib import Path
 import jinja2
 
 from ..everyday import NEAR_DUPLICATE
-from .cleaning import MAX_WORDS, REASONS, Pair, words
+from .cleaning import CHARACTERS_PER_WORD, HANZI_WIDTH, MAX_WORDS, REASONS, Pair, words
 from .ding import LEXICON_ZIPF
 from .sources import LanguagePair
 from .splitting import HELD_OUT_WORDS, SourceStats
@@ -78,6 +78,8 @@ def data_card(pair: LanguagePair, numbers: dict) -> str:
         "near_duplicate": NEAR_DUPLICATE,
         "reasons": REASONS,
         "short": SHORT,
+        "characters_per_word": CHARACTERS_PER_WORD,
+        "hanzi_width": HANZI_WIDTH,
     }
     sources = {source.name: source for source in pair.sources}
     return _ENVIRONMENT.get_template(f"DATA_CARD.{pair.name}.md.j2").render(numbers, sources=sources, rules=rules)

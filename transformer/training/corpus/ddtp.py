@@ -17,7 +17,7 @@ from .packages import run
 LISTS = Path("/var/lib/apt/lists")  # where apt puts them
 FOLDER = "ddtp"  # in the folder of extracted packages
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"„])")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"„])|(?<=[。！？])\s*")  # Chinese needs no space after a sentence
 
 
 def ddtp_descriptions(text: str, language: str) -> dict[str, list[str]]:
@@ -51,6 +51,11 @@ def ddtp_descriptions(text: str, language: str) -> dict[str, list[str]]:
     return descriptions
 
 
+def sentences(paragraph: str) -> list[str]:
+    """The sentences of a paragraph."""
+    return [sentence for sentence in _SENTENCE.split(paragraph) if sentence]
+
+
 def ddtp_pairs(english_text: str, translated_text: str, language: str) -> list[Pair]:
     """Sentence pairs of the package descriptions translated in both lists, matched by `Description-md5`: the
     paragraphs zipped (same count), each split into sentences and zipped where both have the same count."""
@@ -61,8 +66,8 @@ def ddtp_pairs(english_text: str, translated_text: str, language: str) -> list[P
         if english_paragraphs is None or len(english_paragraphs) != len(translated_paragraphs):
             continue
         for english_paragraph, translated_paragraph in zip(english_paragraphs, translated_paragraphs, strict=True):
-            english_sentences = _SENTENCE.split(english_paragraph)
-            translated_sentences = _SENTENCE.split(translated_paragraph)
+            english_sentences = sentences(english_paragraph)
+            translated_sentences = sentences(translated_paragraph)
             if len(english_sentences) == len(translated_sentences):
                 pairs += zip(english_sentences, translated_sentences, strict=True)
     return pairs
@@ -87,7 +92,7 @@ def copy_lists(folder: Path, languages: tuple[str, ...], lists: Path = LISTS) ->
     for language in languages:
         matches = sorted(
             path
-            for path in lists.glob(f"*_dists_*_main_i18n_Translation-{language}*")
+            for path in lists.glob(f"*_dists_*_main_i18n_Translation-{language.replace('_', '%5f')}*")  # zh%5fCN
             if re.search(r"_dists_[a-z]+_main_", path.name)  # the release itself, not -updates or -security
         )
         if not matches:
