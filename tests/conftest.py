@@ -58,6 +58,16 @@ ENGLISH = [
     "The children play in the park.",
     "How much does the ticket cost?",
 ]
+CHINESE = [  # ENGLISH in Chinese
+    "今天天气很好。",
+    "火车站在哪儿？",
+    "我想要一杯咖啡。",
+    "她在花园里看书。",
+    "我们现在回家。",
+    "晚到总比不到好。",
+    "孩子们在公园里玩。",
+    "这张票多少钱？",
+]
 GERMAN = [
     "Das Wetter ist heute schön.",
     "Wo ist der Bahnhof?",
@@ -117,37 +127,58 @@ def marian_vocab(model_bytes: bytes) -> dict[str, int]:
     return vocab
 
 
-def build_marian(folder: Path, *, shared: bool, seed: int = 0, activation: str = "swish"):
-    """A tiny random MarianMTModel saved with `save_pretrained`, with its tokenizer files. Returns the HF model."""
+def build_marian(
+    folder: Path,
+    *,
+    shared: bool,
+    seed: int = 0,
+    activation: str = "swish",
+    source: list[str] = ENGLISH,
+    target: list[str] = GERMAN,
+    union: bool = False,
+    language_codes: tuple[str, ...] = (),
+):
+    """A tiny random MarianMTModel saved with `save_pretrained`, with its tokenizer files. Returns the HF model.
+
+    `shared`: one sentencepiece model and vocabulary for both sides. `union`: two sentencepiece models and one
+    vocabulary of both sides' pieces, as opus-mt-zh-en and opus-mt-en-zh have; `language_codes` (`>>cmn_Hans<<`)
+    open that vocabulary, as in a model that writes several target languages."""
     from transformers import MarianConfig, MarianMTModel
 
     folder.mkdir(parents=True, exist_ok=True)
-    source_bytes = train_sentencepiece(ENGLISH, 60, unk_id=0, bos_id=-1, eos_id=1, pad_id=-1)
-    target_bytes = source_bytes if shared else train_sentencepiece(GERMAN, 50, unk_id=0, bos_id=-1, eos_id=1, pad_id=-1)
+    special = dict(unk_id=0, bos_id=-1, eos_id=1, pad_id=-1)
+    source_bytes = train_sentencepiece(source, 60, **special)
+    target_bytes = source_bytes if shared else train_sentencepiece(target, 50, **special)
     (folder / "source.spm").write_bytes(source_bytes)
     (folder / "target.spm").write_bytes(target_bytes)
     source_vocab = marian_vocab(source_bytes)
     target_vocab = marian_vocab(target_bytes)
-    if shared:  # one vocabulary: all pieces of both sides
+    if union:
+        pieces = [*language_codes, *source_vocab, *target_vocab]
+        source_vocab = {"</s>": 0, "<unk>": 1} | {
+            piece: 0 for piece in pieces if piece not in ("</s>", "<unk>", "<pad>")
+        }
+        source_vocab = {piece: i for i, piece in enumerate([*source_vocab, "<pad>"])}
+    if shared or union:  # one vocabulary: all pieces of both sides
         target_vocab = source_vocab
     # Marian keeps <pad> as the last id of the *source* vocabulary and uses it on both sides.
     pad = source_vocab["<pad>"]
-    if not shared:
+    if not (shared or union):
         del target_vocab["<pad>"]
         while len(target_vocab) < pad:
             target_vocab[f"<filler{len(target_vocab)}>"] = len(target_vocab)
         target_vocab["<pad>"] = pad
         for extra in range(5):  # and a different size from the source vocabulary
             target_vocab[f"<extra{extra}>"] = len(target_vocab)
-    (folder / "vocab.json").write_text(json.dumps(source_vocab))
-    if not shared:
+    (folder / "vocab.json").write_text(json.dumps(source_vocab, ensure_ascii=False), encoding="utf-8")
+    if not (shared or union):
         (folder / "target_vocab.json").write_text(json.dumps(target_vocab))
 
     torch.manual_seed(seed)
     config = MarianConfig(
         vocab_size=len(source_vocab),
         decoder_vocab_size=len(target_vocab),
-        share_encoder_decoder_embeddings=shared,
+        share_encoder_decoder_embeddings=shared or union,
         d_model=16,
         encoder_layers=2,
         decoder_layers=2,
