@@ -51,7 +51,17 @@ DEMO_SENTENCES = {
         "We are going to the cinema tomorrow evening.",
         "The children are playing in the garden.",
         "Better late than never.",
-    ]
+    ],
+    "zh-en": [
+        "今天天气真好。",
+        "火车站在哪儿？",
+        "我想要一杯咖啡。",
+        "我哥哥住在海边的一个小城里。",
+        "你能帮我一下吗？",
+        "我们明天晚上去看电影。",
+        "孩子们在花园里玩。",
+        "我昨天把作业写完了。",
+    ],
 }
 
 
@@ -106,7 +116,7 @@ def demo_sentences(corpus: str | None, task: str | None) -> list[str]:
         from .synthetic import examples
 
         return examples(task)
-    return DEMO_SENTENCES["en-de"]
+    return DEMO_SENTENCES.get(Path(corpus).name if corpus else "", DEMO_SENTENCES["en-de"])  # by the pair's folder
 
 
 def beam_translations(checkpoint: Checkpoint, sources: list[str], beam: BeamSearch) -> list[str]:

@@ -1,0 +1,204 @@
+"""The page in English and in Simplified Chinese: gettext catalogs read with Babel.
+
+Every string a reader sees is written in English in the code and marked, in one of two ways:
+
+* `_("Step")` where the text is made for one user: a caption, a message, a figure's title. It is translated on
+  the server, into the language of the user whose action is running (`speaking`).
+* `T("Step")` (`ui.i18n`) where the text is a fixed part of the page: a label, a button, an accordion's title.
+  The page sends the key, and the browser shows it in the page's language (gradio's `gr.I18n`, filled from the same
+  catalogs by `gradio_translations`).
+
+The translations live in `locale/<locale>/LC_MESSAGES/messages.po`: gettext catalogs, which a translator edits
+without reading Python (Poedit, Weblate, a text editor). `python -m explorer.i18n update` collects the marked
+strings of the code into `locale/messages.pot` and merges them into every catalog; a new or changed string then
+waits in the catalog, untranslated, and the tests fail until it is translated. Terms: `docs/glossary-zh.md`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import gettext
+import io
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from babel import Locale, negotiate_locale
+from babel.messages.mofile import write_mo
+from babel.messages.pofile import read_po
+
+ROOT = Path(__file__).resolve().parent.parent
+LOCALE_DIR = ROOT / "locale"
+TEMPLATE = LOCALE_DIR / "messages.pot"
+DOMAIN = "messages"
+
+# The page's languages: a short code (the link's `?lang=`, the state's `language`) and the catalog's locale.
+LANGUAGES = {"en": "en", "zh": "zh_CN"}
+NAMES = {"en": "English", "zh": "简体中文"}  # each in itself: how the switch offers it
+DEFAULT = "en"  # the language of the code: it needs no catalog
+
+_language: contextvars.ContextVar[str] = contextvars.ContextVar("language", default=DEFAULT)
+
+
+def catalog_path(language: str) -> Path:
+    return LOCALE_DIR / LANGUAGES[language] / "LC_MESSAGES" / f"{DOMAIN}.po"
+
+
+@functools.cache
+def translations(language: str) -> gettext.NullTranslations:
+    """The catalog of `language`, compiled in memory (fuzzy entries left out, as `msgfmt` does); English, and a
+    language without a catalog, translate nothing."""
+    if language == DEFAULT or language not in LANGUAGES or not catalog_path(language).is_file():
+        return gettext.NullTranslations()
+    with catalog_path(language).open("rb") as file:
+        catalog = read_po(file, locale=LANGUAGES[language], domain=DOMAIN)
+    compiled = io.BytesIO()
+    write_mo(compiled, catalog, use_fuzzy=False)
+    compiled.seek(0)
+    return gettext.GNUTranslations(compiled)
+
+
+def current() -> str:
+    """The language of the user whose action is running."""
+    return _language.get()
+
+
+@contextlib.contextmanager
+def speaking(language: str) -> Iterator[None]:
+    """Translate `_` into `language` inside the block (the page enters it for each user's action)."""
+    token = _language.set(language if language in LANGUAGES else DEFAULT)
+    try:
+        yield
+    finally:
+        _language.reset(token)
+
+
+def _(message: str) -> str:
+    """`message` in the current user's language."""
+    return translations(current()).gettext(message)
+
+
+def ngettext(singular: str, plural: str, n: int) -> str:
+    """The singular or plural form for `n`, in the current user's language (Chinese has one form)."""
+    return translations(current()).ngettext(singular, plural, n)
+
+
+def N_(message: str) -> str:
+    """Mark `message` for the catalogs without translating it here (a constant translated where it is shown)."""
+    return message
+
+
+def language_of(preferred: str | None) -> str:
+    """The page's language for a browser's preferences (`navigator.languages`, or an Accept-Language header:
+    "zh-CN,zh;q=0.9,en;q=0.8"), English when none of them is one of ours."""
+    wanted = []
+    for part in (preferred or "").split(","):
+        tag = part.split(";")[0].strip().replace("-", "_")
+        if tag:
+            wanted.append(tag)
+    codes = {code: locale for code, locale in LANGUAGES.items()}
+    available = [*codes, *codes.values()]
+    found = negotiate_locale(wanted, available, sep="_") or negotiate_locale(
+        [tag.split("_")[0] for tag in wanted], available, sep="_"
+    )
+    if found is None:
+        return DEFAULT
+    return next(code for code, locale in codes.items() if found in (code, locale))
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Static text, translated in the browser (gradio's gr.I18n)
+# --------------------------------------------------------------------------------------------------------------------
+
+_ICU_SPECIAL = re.compile(r"[{}']")
+
+
+def icu_literal(text: str) -> str:
+    """`text` as an ICU MessageFormat pattern that prints it as it is: the browser formats gr.I18n's strings as
+    ICU messages, where braces are placeholders and an apostrophe quotes."""
+    return _ICU_SPECIAL.sub(lambda m: "''" if m.group(0) == "'" else f"'{m.group(0)}'", text)
+
+
+def gradio_translations() -> dict[str, dict[str, str]]:
+    """{browser locale: {key: text}} for gr.I18n: each catalog's translations keyed by their English text, and the
+    English text itself for English (and for a string a catalog lacks)."""
+    english: dict[str, str] = {}
+    by_language: dict[str, dict[str, str]] = {}
+    for language in LANGUAGES:
+        if language == DEFAULT:
+            continue
+        table = {}
+        if catalog_path(language).is_file():
+            with catalog_path(language).open("rb") as file:
+                for message in read_po(file, locale=LANGUAGES[language]):
+                    if message.id and isinstance(message.id, str) and message.string and not message.fuzzy:
+                        english[message.id] = icu_literal(message.id)
+                        table[message.id] = icu_literal(message.string)
+        by_language[language] = table
+    return {DEFAULT: english, **by_language}
+
+
+def locale_name(language: str) -> str:
+    """The language's name in English (for messages and docs): "Chinese (Simplified, China)"."""
+    return Locale.parse(LANGUAGES[language]).english_name
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# The catalogs: python -m explorer.i18n update
+# --------------------------------------------------------------------------------------------------------------------
+
+SOURCES = ("app.py", "explorer", "ui")  # where the page's strings are written
+KEYWORDS = {"_": None, "T": None, "N_": None, "ngettext": (1, 2)}
+
+
+def extract():
+    """The page's marked strings (`_`, `T`, `N_`, `ngettext`) as a Babel catalog, in the order of the code."""
+    from babel.messages.catalog import Catalog
+    from babel.messages.extract import extract_from_file
+
+    template = Catalog(project="Transformer Explorer", domain=DOMAIN, charset="utf-8")
+    files = [ROOT / "app.py", *(path for folder in SOURCES[1:] for path in sorted((ROOT / folder).rglob("*.py")))]
+    for path in files:
+        for line, message, comments, _context in extract_from_file("python", path, keywords=KEYWORDS):
+            template.add(message, locations=[(path.relative_to(ROOT).as_posix(), line)], auto_comments=comments)
+    return template
+
+
+def update() -> dict[str, int]:
+    """Write `locale/messages.pot` from the code and merge it into every catalog (a new language's is created);
+    returns each catalog's untranslated count."""
+    from babel.messages.catalog import Catalog
+    from babel.messages.pofile import write_po
+
+    template = extract()
+    LOCALE_DIR.mkdir(exist_ok=True)
+    with TEMPLATE.open("wb") as file:
+        write_po(file, template, width=120, omit_header=False, sort_output=False)
+    untranslated = {}
+    for language, locale in LANGUAGES.items():
+        if language == DEFAULT:
+            continue
+        path = catalog_path(language)
+        if path.is_file():
+            with path.open("rb") as file:
+                catalog = read_po(file, locale=locale, domain=DOMAIN)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            catalog = Catalog(locale=locale, domain=DOMAIN, project="Transformer Explorer", charset="utf-8")
+        catalog.update(template, update_header_comment=False)
+        with path.open("wb") as file:
+            write_po(file, catalog, width=120, ignore_obsolete=True, include_previous=True)
+        untranslated[language] = sum(1 for m in catalog if m.id and (not m.string or m.fuzzy))
+    translations.cache_clear()
+    return untranslated
+
+
+if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1:] != ["update"]:
+        sys.exit("usage: python -m explorer.i18n update")
+    for language, count in update().items():
+        print(f"{catalog_path(language).relative_to(ROOT)}: {count} untranslated")
