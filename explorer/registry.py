@@ -133,8 +133,9 @@ class ModelRegistry:
 
     def examples(self, name: str) -> tuple[tuple[str, str], ...]:
         """(sentence, label) pairs of a model's example sentences: an untrained twin shares its model's, a Hub
-        model gets en-de's. A built-in model's `examples.json` lists sentences it translates correctly and a few
-        instructive failures (`"works": false` with a `"why"`), which are labelled as such."""
+        model gets those of the built-in model that reads its language (`examples_of`). A built-in model's
+        `examples.json` lists sentences it translates correctly and a few instructive failures (`"works": false`
+        with a `"why"`), which are labelled as such."""
         return model_examples(self.folder, name)
 
 
@@ -158,16 +159,35 @@ def model_descriptions() -> dict[str, ModelDescription]:
     return {name: ModelDescription(**entry) for name, entry in entries.items() if not name.startswith("_")}
 
 
+# What a Hub model reads first: the built-in model whose examples it shows, and a code its sentences start with
+# (opus-mt-en-zh writes several Chinese scripts and needs one: >>cmn_Hans<< for Simplified Chinese).
+HUB_READS = {"zh": ("zh-en", ""), "en-zh": ("en-de", ">>cmn_Hans<< ")}
+
+
+def examples_of(folder: Path, name: str, fallbacks: dict) -> tuple[str, str]:
+    """(the built-in model whose examples `name` shows, the code its sentences start with): its own, its trained
+    twin's, or by the language a Hub model reads (opus-mt-zh-en reads Chinese: zh-en's), else en-de's."""
+    name = name.removesuffix("-untrained")
+    if name in fallbacks or (folder / name / "examples.json").is_file():
+        return name, ""
+    pair = re.search(r"opus-mt-([a-z]+)-([a-z]+)$", name)
+    for key in (f"{pair.group(1)}-{pair.group(2)}", pair.group(1)) if pair else ():
+        if key in HUB_READS and (HUB_READS[key][0] in fallbacks or (folder / HUB_READS[key][0]).is_dir()):
+            return HUB_READS[key]
+    return "en-de", ""
+
+
 @functools.cache
 def model_examples(folder: Path, name: str) -> tuple[tuple[str, str], ...]:
     """See `ModelRegistry.examples`; cached, as the page asks for them after every change of model."""
     fallbacks = json.loads((ASSETS / "examples.json").read_text(encoding="utf-8"))
-    name = name.removesuffix("-untrained")
-    name = name if name in fallbacks or (folder / name / "examples.json").is_file() else "en-de"
+    name, code = examples_of(folder, name, fallbacks)
     path = folder / name / "examples.json"
     if not path.is_file():
-        return tuple((sentence, sentence) for sentence in fallbacks[name])
+        return tuple((code + sentence, code + sentence) for sentence in fallbacks[name])
     entries = json.loads(path.read_text(encoding="utf-8"))["examples"]
+    if code:  # another model's sentences: its failures are not this model's
+        return tuple((code + e["sentence"], code + e["sentence"]) for e in entries if e["works"])
     return tuple(
         (e["sentence"], e["sentence"] if e["works"] else f"✗ {e['sentence']} — a failure to study: {e['why']}")
         for e in entries

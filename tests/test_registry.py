@@ -191,3 +191,14 @@ def test_the_model_picker_describes_every_built_in_model_with_the_figures_of_its
             assert number in card, f"{name}: {number} is not in its model card"
     unknown = registry.describe("Helsinki-NLP/opus-mt-en-it")
     assert "Helsinki-NLP/opus-mt-en-it" in unknown.source and "**Quality.**" in unknown.markdown()
+
+
+def test_a_hub_model_shows_the_examples_of_the_built_in_model_that_reads_its_language(registry):
+    en_de = registry.examples("en-de")
+    assert registry.examples("Helsinki-NLP/opus-mt-en-de") == en_de
+    assert registry.examples("en-de-untrained") == en_de
+    en_zh = registry.examples("Helsinki-NLP/opus-mt-en-zh")  # needs a code for the Chinese it writes
+    assert en_zh and all(sentence.startswith(">>cmn_Hans<< ") for sentence, _ in en_zh)
+    assert [s.removeprefix(">>cmn_Hans<< ") for s, _ in en_zh] == [s for s, label in en_de if s == label]
+    if "zh-en" in registry.builtin:  # opus-mt-zh-en reads Chinese: the built-in zh-en's sentences
+        assert registry.examples("Helsinki-NLP/opus-mt-zh-en") == registry.examples("zh-en")
