@@ -17,7 +17,7 @@ import torch
 
 from explorer import ModelRegistry
 from explorer.training import TrainingPool
-from ui import fonts
+from ui import fonts, i18n
 from ui.page import build_demo
 
 ROOT = Path(__file__).resolve().parent
@@ -48,7 +48,13 @@ REGISTRY = ModelRegistry(ROOT / "checkpoints", device=DEVICE)
 gr.set_static_paths([fonts.FOLDER])
 CSS = fonts.font_faces() + "\n" + (ROOT / "assets" / "style.css").read_text(encoding="utf-8")
 THEME = gr.themes.Soft(font=list(fonts.STACK))
-LAUNCH_OPTIONS = {"theme": THEME, "css": CSS, "state_session_capacity": 1000}
+# The page in the reader's language (ui/i18n.py): gradio's translation tables of the fixed text.
+LAUNCH_OPTIONS = {
+    "theme": THEME,
+    "css": CSS,
+    "state_session_capacity": 1000,
+    "i18n": i18n.translations(),
+}
 
 # The Train tab's runs: EXPLORER_TRAIN_SLOTS worker processes (1 by default), each a fresh interpreter.
 POOL = TrainingPool()

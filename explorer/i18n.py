@@ -9,7 +9,7 @@ Every string a reader sees is written in English in the code and marked, in one 
   catalogs by `gradio_translations`).
 
 The translations live in `locale/<locale>/LC_MESSAGES/messages.po`: gettext catalogs, which a translator edits
-without reading Python (Poedit, Weblate, a text editor). `python -m explorer.i18n update` collects the marked
+without reading Python (Poedit, Weblate, a text editor). `python -m explorer.catalogs update` collects the marked
 strings of the code into `locale/messages.pot` and merges them into every catalog; a new or changed string then
 waits in the catalog, untranslated, and the tests fail until it is translated. Terms: `docs/glossary-zh.md`.
 """
@@ -21,7 +21,6 @@ import contextvars
 import functools
 import gettext
 import io
-import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,7 +30,6 @@ from babel.messages.pofile import read_po
 
 ROOT = Path(__file__).resolve().parent.parent
 LOCALE_DIR = ROOT / "locale"
-TEMPLATE = LOCALE_DIR / "messages.pot"
 DOMAIN = "messages"
 
 # The page's languages: a short code (the link's `?lang=`, the state's `language`) and the catalog's locale.
@@ -109,21 +107,13 @@ def language_of(preferred: str | None) -> str:
 
 
 # --------------------------------------------------------------------------------------------------------------------
-# Static text, translated in the browser (gradio's gr.I18n)
+# Fixed text, translated in the browser (gradio's gr.I18n, `ui.i18n`)
 # --------------------------------------------------------------------------------------------------------------------
-
-_ICU_SPECIAL = re.compile(r"[{}']")
-
-
-def icu_literal(text: str) -> str:
-    """`text` as an ICU MessageFormat pattern that prints it as it is: the browser formats gr.I18n's strings as
-    ICU messages, where braces are placeholders and an apostrophe quotes."""
-    return _ICU_SPECIAL.sub(lambda m: "''" if m.group(0) == "'" else f"'{m.group(0)}'", text)
 
 
 def gradio_translations() -> dict[str, dict[str, str]]:
-    """{browser locale: {key: text}} for gr.I18n: each catalog's translations keyed by their English text, and the
-    English text itself for English (and for a string a catalog lacks)."""
+    """{language: {key: text}} for gr.I18n: each catalog's translations keyed by their English text, and the
+    English text itself for English (the browser shows them as they are: no ICU formatting happens there)."""
     english: dict[str, str] = {}
     by_language: dict[str, dict[str, str]] = {}
     for language in LANGUAGES:
@@ -134,8 +124,8 @@ def gradio_translations() -> dict[str, dict[str, str]]:
             with catalog_path(language).open("rb") as file:
                 for message in read_po(file, locale=LANGUAGES[language]):
                     if message.id and isinstance(message.id, str) and message.string and not message.fuzzy:
-                        english[message.id] = icu_literal(message.id)
-                        table[message.id] = icu_literal(message.string)
+                        english[message.id] = message.id
+                        table[message.id] = message.string
         by_language[language] = table
     return {DEFAULT: english, **by_language}
 
@@ -143,62 +133,3 @@ def gradio_translations() -> dict[str, dict[str, str]]:
 def locale_name(language: str) -> str:
     """The language's name in English (for messages and docs): "Chinese (Simplified, China)"."""
     return Locale.parse(LANGUAGES[language]).english_name
-
-
-# --------------------------------------------------------------------------------------------------------------------
-# The catalogs: python -m explorer.i18n update
-# --------------------------------------------------------------------------------------------------------------------
-
-SOURCES = ("app.py", "explorer", "ui")  # where the page's strings are written
-KEYWORDS = {"_": None, "T": None, "N_": None, "ngettext": (1, 2)}
-
-
-def extract():
-    """The page's marked strings (`_`, `T`, `N_`, `ngettext`) as a Babel catalog, in the order of the code."""
-    from babel.messages.catalog import Catalog
-    from babel.messages.extract import extract_from_file
-
-    template = Catalog(project="Transformer Explorer", domain=DOMAIN, charset="utf-8")
-    files = [ROOT / "app.py", *(path for folder in SOURCES[1:] for path in sorted((ROOT / folder).rglob("*.py")))]
-    for path in files:
-        for line, message, comments, _context in extract_from_file("python", path, keywords=KEYWORDS):
-            template.add(message, locations=[(path.relative_to(ROOT).as_posix(), line)], auto_comments=comments)
-    return template
-
-
-def update() -> dict[str, int]:
-    """Write `locale/messages.pot` from the code and merge it into every catalog (a new language's is created);
-    returns each catalog's untranslated count."""
-    from babel.messages.catalog import Catalog
-    from babel.messages.pofile import write_po
-
-    template = extract()
-    LOCALE_DIR.mkdir(exist_ok=True)
-    with TEMPLATE.open("wb") as file:
-        write_po(file, template, width=120, omit_header=False, sort_output=False)
-    untranslated = {}
-    for language, locale in LANGUAGES.items():
-        if language == DEFAULT:
-            continue
-        path = catalog_path(language)
-        if path.is_file():
-            with path.open("rb") as file:
-                catalog = read_po(file, locale=locale, domain=DOMAIN)
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            catalog = Catalog(locale=locale, domain=DOMAIN, project="Transformer Explorer", charset="utf-8")
-        catalog.update(template, update_header_comment=False)
-        with path.open("wb") as file:
-            write_po(file, catalog, width=120, ignore_obsolete=True, include_previous=True)
-        untranslated[language] = sum(1 for m in catalog if m.id and (not m.string or m.fuzzy))
-    translations.cache_clear()
-    return untranslated
-
-
-if __name__ == "__main__":
-    import sys
-
-    if sys.argv[1:] != ["update"]:
-        sys.exit("usage: python -m explorer.i18n update")
-    for language, count in update().items():
-        print(f"{catalog_path(language).relative_to(ROOT)}: {count} untranslated")

@@ -20,6 +20,8 @@ from transformer.decoding import BeamSearch, Greedy, ModelSwitches, Sampling, St
 from transformer.model import ATTENTION_FAMILIES, HeadRef
 from transformer.training.live import LiveSetup
 
+from .i18n import DEFAULT as DEFAULT_LANGUAGE
+from .i18n import LANGUAGES
 from .stages import STAGES
 
 MAX_SOURCE_CHARS = 500
@@ -69,6 +71,7 @@ class ExplorerState:
     stage_head: int = shown(0)  # … this head, for attention
     stage_position: int = shown(0)  # … at this source position, for the encoder's stages
     training: str = shown("")  # the Train tab's setup (`LiveSetup.to_json`), "" before the user trains
+    language: str = shown(DEFAULT_LANGUAGE)  # the page's language (`explorer.i18n.LANGUAGES`): "en" or "zh"
 
     def __post_init__(self) -> None:
         def require(condition: bool, message: str) -> None:
@@ -107,6 +110,7 @@ class ExplorerState:
         require(isinstance(self.layer, int) and self.layer >= 0, "the layer must be a non-negative integer")
         require(self.head is None or (isinstance(self.head, int) and self.head >= 0), "invalid head")
         require(isinstance(self.training, str) and len(self.training) <= 1000, "the training setup is not valid")
+        require(self.language in LANGUAGES, f"unknown language {str(self.language)[:20]!r}: choose en or zh")
         if self.training:
             try:
                 LiveSetup.from_json(self.training)
@@ -146,6 +150,8 @@ class ExplorerState:
         values["choices"] = list(self.choices)
         if not self.training:  # a page that never trained gives the same link as before the Train tab was made
             del values["training"]
+        if self.language == DEFAULT_LANGUAGE:  # and an English page the same link as before the Chinese page
+            del values["language"]
         raw = json.dumps(values, separators=(",", ":"), ensure_ascii=False).encode()
         return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 

@@ -8,20 +8,20 @@ import pytest
 from babel.messages.catalog import Catalog
 from babel.messages.pofile import read_po, write_po
 
-from explorer import i18n
-from explorer.i18n import _, icu_literal, language_of, speaking
+from explorer import catalogs, i18n
+from explorer.i18n import _, language_of, speaking
 
 # --- the shipped catalogs ---------------------------------------------------------------------------------------------
 
 
 def test_every_string_marked_in_the_code_has_a_chinese_translation():
-    """A new `_()` or `T()` string fails here until `python -m explorer.i18n update` has put it in the catalog and a
+    """A new `_()` or `T()` string fails here until `python -m explorer.catalogs update` has put it in the catalog and a
     translator has translated it (fuzzy entries, which gettext does not use, count as untranslated)."""
-    marked = {message.id for message in i18n.extract() if message.id}
+    marked = {message.id for message in catalogs.extract() if message.id}
     with i18n.catalog_path("zh").open("rb") as file:
         catalog = read_po(file)
     translated = {m.id for m in catalog if m.id and m.string and not m.fuzzy}
-    assert sorted(marked - {m.id for m in catalog}) == [], "run: python -m explorer.i18n update"
+    assert sorted(marked - {m.id for m in catalog}) == [], "run: python -m explorer.catalogs update"
     assert sorted(marked - translated) == [], "translate these in locale/zh_CN/LC_MESSAGES/messages.po"
 
 
@@ -38,7 +38,7 @@ def test_the_catalog_keeps_placeholders_of_each_message():
 
 
 @pytest.fixture
-def catalogs(tmp_path, monkeypatch):
+def zh_catalog(tmp_path, monkeypatch):
     """A Chinese catalog of two messages, one fuzzy, in place of the shipped ones."""
     catalog = Catalog(locale="zh_CN", domain="messages")
     catalog.add("Step", "下一步")
@@ -53,7 +53,7 @@ def catalogs(tmp_path, monkeypatch):
     i18n.translations.cache_clear()
 
 
-def test_underscore_translates_into_the_language_being_spoken(catalogs):
+def test_underscore_translates_into_the_language_being_spoken(zh_catalog):
     assert _("Step") == "Step"  # English, the language of the code, by default
     with speaking("zh"):
         assert _("Step") == "下一步"
@@ -66,7 +66,7 @@ def test_underscore_translates_into_the_language_being_spoken(catalogs):
         assert _("Step") == "Step"
 
 
-def test_each_thread_speaks_its_own_users_language(catalogs):
+def test_each_thread_speaks_its_own_users_language(zh_catalog):
     """Actions of several users run at once in gradio's threads; each translates into its own user's language."""
     seen = {}
 
@@ -84,17 +84,9 @@ def test_each_thread_speaks_its_own_users_language(catalogs):
     assert seen == {"en": "Step", "zh": "下一步"}
 
 
-def test_gradio_translations_come_from_the_catalogs_as_icu_literals(catalogs):
+def test_gradio_translations_come_from_the_catalogs(zh_catalog):
     tables = i18n.gradio_translations()
     assert tables == {"en": {"Step": "Step"}, "zh": {"Step": "下一步"}}
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [("Step", "Step"), ("{n} heads", "'{'n'}' heads"), ("the model's layers", "the model''s layers")],
-)
-def test_icu_literal_prints_braces_and_apostrophes_as_they_are(text, expected):
-    assert icu_literal(text) == expected
 
 
 # --- which language ---------------------------------------------------------------------------------------------------
@@ -119,11 +111,10 @@ def test_language_of_a_browsers_preferences(preferred, expected):
 
 def test_update_writes_the_template_and_merges_it_into_the_catalogs(tmp_path, monkeypatch):
     monkeypatch.setattr(i18n, "LOCALE_DIR", tmp_path)
-    monkeypatch.setattr(i18n, "TEMPLATE", tmp_path / "messages.pot")
-    untranslated = i18n.update()
+    untranslated = catalogs.update()
     with (tmp_path / "zh_CN" / "LC_MESSAGES" / "messages.po").open("rb") as file:
         catalog = read_po(file)
-    marked = {message.id for message in i18n.extract() if message.id}
+    marked = {message.id for message in catalogs.extract() if message.id}
     assert {m.id for m in catalog if m.id} == marked
     assert untranslated == {"zh": len(marked)}
     i18n.translations.cache_clear()

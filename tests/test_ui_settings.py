@@ -24,7 +24,7 @@ from ui.tabs.positions import chosen_dimensions
 
 # What the page's controls send when it opens on numbers-de, in the order of its events' inputs.
 PAGE_VALUES = ("numbers-de", "twenty-one", "greedy", 1.0, 0, 1.0, 0, 4, 64, True, True, True, 0, [], "cross", 0,
-               "average", "heatmap", False, "decoder.self_attention", 0, 0, 0, "")  # fmt: skip
+               "average", "heatmap", False, "decoder.self_attention", 0, 0, 0, "", "en")  # fmt: skip
 
 
 def page_settings(**changes) -> Settings:

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import gradio as gr
 
-from .panel import PageAccess, Panel
+from explorer.i18n import N_
+
+from . import i18n
+from .i18n import T
+from .panel import Frame, PageAccess, Panel, Updates
 from .settings import DEFAULTS
 
-INTRODUCTION = (
-    "# Transformer Explorer\nType a sentence, then **Step** through the translation token by token and look "
-    "inside: every layer's and head's attention, the next-token probabilities, masks, heads, positions."
+INTRODUCTION = N_(
+    "Type a sentence, then **Step** through the translation token by token and look inside: every layer's and "
+    "head's attention, the next-token probabilities, masks, heads, positions."
 )
 
 # The layout follows the switch (also when a shared link sets it); the figures then measure their new width.
@@ -31,16 +35,24 @@ class Header(Panel):
     def __init__(self, page: PageAccess):
         super().__init__(page)
         with gr.Row(elem_id="header"):
-            gr.Markdown(INTRODUCTION, elem_id="introduction")
-            switch = gr.Checkbox(
-                DEFAULTS["presentation"],
-                label="Presentation layout (for a projector)",
-                elem_id="presentation",
-                scale=0,
-                min_width=220,
-            )
+            with gr.Column(elem_id="introduction", scale=4):
+                gr.Markdown("# Transformer Explorer")
+                gr.Markdown(T(INTRODUCTION))
+            with gr.Column(scale=0, min_width=220):
+                self.language = page.setting("language", i18n.switch(DEFAULTS["language"]))
+                switch = gr.Checkbox(
+                    DEFAULTS["presentation"],
+                    label=T("Presentation layout (for a projector)"),
+                    elem_id="presentation",
+                    min_width=220,
+                )
             self.switch = page.setting("presentation", switch)
+        self.controls = [self.language]  # the page's language, as the page was opened (`ShareTab.restore`)
+
+    def sync(self, frame: Frame) -> Updates:
+        return {self.language: frame.state.language}
 
     def wire(self) -> None:
         self.switch.change(None, self.switch, None, js=LAYOUT_JS, api_visibility="private")
-        self.page.on_input(self.switch)
+        self.language.input(None, self.language, None, js=i18n.SET_LOCALE_JS, api_visibility="private")
+        self.page.on_input(self.switch, self.language)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from explorer import Explorer
+from explorer.i18n import speaking
 
 QUICK_CONCURRENCY = int(os.environ.get("EXPLORER_QUICK_CONCURRENCY", 2))
 LONG_CONCURRENCY = int(os.environ.get("EXPLORER_LONG_CONCURRENCY", 1))
@@ -33,7 +34,13 @@ def uses_gpu(handler: Callable) -> Callable:
     return spaces.GPU(handler)
 
 
-def one_at_a_time(explorer: Any) -> contextlib.AbstractContextManager:
-    """Hold the user's explorer for one action: a page's events can run in parallel (the quick and long queues).
-    Nothing to hold before the user has an explorer."""
-    return explorer.lock if isinstance(explorer, Explorer) else contextlib.nullcontext()
+@contextlib.contextmanager
+def one_at_a_time(explorer: Any):
+    """Hold the user's explorer for one action, which speaks the user's language (`explorer.i18n.speaking`): a
+    page's events can run in parallel (the quick and long queues). Nothing to hold before the user has an
+    explorer."""
+    if not isinstance(explorer, Explorer):
+        yield
+        return
+    with explorer.lock, speaking(explorer.state.language):
+        yield

@@ -5,18 +5,23 @@ from __future__ import annotations
 import gradio as gr
 
 from explorer import Explorer, ExplorerError, ExplorerState
+from explorer.i18n import DEFAULT as DEFAULT_LANGUAGE
+from explorer.i18n import LANGUAGES, language_of
 
+from ..i18n import SET_LOCALE_JS
 from ..panel import Frame, PageAccess, Panel, Updates, escaped
 from ..runtime import uses_gpu
-from ..settings import control_values
+from ..settings import NAMES, control_values
 
 
 def share_markdown(state: ExplorerState) -> str:
-    """A link to this exact view (model, sentence, step, strategy, masks, silenced heads, the open tab)."""
+    """A link to this exact view (model, sentence, step, strategy, masks, silenced heads, the open tab, the
+    language: also as `lang=`, which the browser reads before the page starts)."""
     token = state.to_link()
+    language = "" if state.language == DEFAULT_LANGUAGE else f"&lang={state.language}"
     return (
-        f"[Open this exact view](?state={token}) — or press **Copy link** to hand it to someone. It opens on the "
-        f"same sentence, step, settings and tab.\n\n"
+        f"[Open this exact view](?state={token}{language}) — or press **Copy link** to hand it to someone. It "
+        f"opens on the same sentence, step, settings and tab.\n\n"
         f"The state token (add `?state=` and it to the page address): `{token}`"
     )
 
@@ -57,7 +62,7 @@ class ShareTab(Panel):
         with page.tab("Share", self.tab):
             self.copy = gr.Button("Copy link", elem_id="copy-link", size="sm")
             self.link = gr.Markdown(elem_id="share-link")
-        self.token = gr.State("")  # the `state` query parameter the page was opened with
+        self.opened_with = gr.State({})  # the `state` and `lang` of the page's address, the browser's language
         self.outputs = [self.link]
 
     def refresh(self, frame: Frame) -> Updates:
@@ -69,25 +74,39 @@ class ShareTab(Panel):
     def wire(self) -> None:
         page = self.page
         outputs = list(dict.fromkeys([page.tabs, *page.inputs[1:], *page.outputs]))  # every control
-        page.on_load(self.link_token, None, self.token).then(
-            uses_gpu(self.restore), [self.token, *page.inputs], outputs, api_visibility="private"
-        )
+        page.on_load(self.address, None, self.opened_with).then(
+            uses_gpu(self.restore), [self.opened_with, *page.inputs], outputs, api_visibility="private"
+        ).then(None, page.control("language"), None, js=SET_LOCALE_JS, api_visibility="private")
         self.copy.click(None, None, None, js=COPY_JS, api_visibility="private")
 
     @staticmethod
-    def link_token(request: gr.Request) -> str:
-        return dict(request.query_params).get("state", "") if request is not None else ""
+    def address(request: gr.Request) -> dict[str, str]:
+        """What the page was opened with: a shared state (`?state=`), a language (`?lang=`), and the language the
+        browser prefers (Accept-Language)."""
+        if request is None:
+            return {}
+        query = dict(request.query_params)
+        return {
+            "state": query.get("state", ""),
+            "lang": query.get("lang", "") if query.get("lang") in LANGUAGES else "",
+            "browser": language_of(request.headers.get("accept-language")),
+        }
 
-    def restore(self, token: str, explorer, *values) -> Updates:
-        """On page load: the state of a shared link (?state=…), or the page's own settings."""
+    def restore(self, opened: dict, explorer, *values) -> Updates:
+        """On page load: the state of a shared link (?state=…), or the page's own settings, in the language of the
+        address, else the link's, else the browser's."""
         page = self.page
+        token, asked = (opened or {}).get("state", ""), (opened or {}).get("lang", "")
         if not token:
+            values = list(values)
+            values[NAMES.index("language")] = asked or (opened or {}).get("browser") or DEFAULT_LANGUAGE
             updates = page.apply(explorer, *values)
             if page.startup_note and explorer is None:  # the first view of a page that fell back to the built-in
                 updates[page.status] = escaped(page.startup_note)
             return updates
         try:
-            explorer = Explorer(page.registry, ExplorerState.from_link(token))
+            state = ExplorerState.from_link(token)
+            explorer = Explorer(page.registry, state.replace(language=asked) if asked else state)
         except ExplorerError as error:
             return page.apply(None, *values) | {page.status: escaped(f"This link cannot be opened: {error}")}
         # Every control shows the link's setting; those a refresh sets (a model's layers and heads) as it sets them.

@@ -1,0 +1,75 @@
+"""The page's language: its fixed text translated in the browser, and the switch between English and Chinese.
+
+The fixed text of the page (labels, buttons, tab and accordion titles) is marked `T("…")`: gradio sends the key and
+the browser shows it in the page's language, from the tables of `gr.I18n` that `translations` fills from the
+gettext catalogs (`explorer.i18n`). The text made for one user (captions, messages, figures) is translated on the
+server, into the language of the user's state.
+
+The page's language is chosen, in this order: by `?lang=zh` (or `en`) in the address, which a shared link and the
+language switch write; else by the browser's preferred languages. The switch changes it in place: the server's
+state (and so every text it draws) and, through `SET_LOCALE_JS`, gradio's own language in the browser.
+"""
+
+from __future__ import annotations
+
+import gradio as gr
+from gradio.i18n import I18nData
+
+from explorer.i18n import LANGUAGES, NAMES, gradio_translations, language_of
+
+# gradio calls Chinese of China "zh-CN" (its own strings: "Submit", "Loading…"); the catalog's strings go under
+# both that name and the language's, which the browser falls back to for other Chinese regions.
+BROWSER_LOCALES = {"en": ("en",), "zh": ("zh", "zh-CN")}
+
+# The browser shows the page's fixed text in `language`: gradio's own `changeLocale` (its Settings panel's), from the
+# module that holds its translations, the one the page loaded (a dynamic import of the same address is the same
+# module). An address without `?lang=` gets `lang=` written in, so that reloading it keeps the language.
+SET_LOCALE_JS = """(language) => {
+    const tags = {en: "en", zh: "zh-CN"};
+    if (!(language in tags)) return [];
+    document.documentElement.lang = tags[language];
+    const core = performance.getEntriesByType("resource").map((entry) => entry.name)
+        .find((name) => /\\/assets\\/core-[\\w-]+\\.js$/.test(name));
+    if (core) import(core).then((module) => module.changeLocale(tags[language])).catch(() => {});
+    const url = new URL(location.href);
+    if (url.searchParams.get("lang") !== language) {
+        url.searchParams.set("lang", language);
+        history.replaceState(history.state, "", url.href);
+    }
+    return [];
+}"""
+
+
+def T(message: str) -> I18nData:
+    """A fixed string of the page, shown in the page's language by the browser."""
+    return I18nData(message)
+
+
+def translations() -> gr.I18n:
+    """gradio's translation tables, from the gettext catalogs."""
+    tables = gradio_translations()
+    return gr.I18n(**{locale: tables[language] for language in LANGUAGES for locale in BROWSER_LOCALES[language]})
+
+
+def switch(value: str) -> gr.Radio:
+    """The language switch: each language named in itself."""
+    return gr.Radio(
+        [(NAMES[language], language) for language in LANGUAGES],
+        value=value,
+        show_label=False,
+        elem_id="language",
+        container=False,
+        scale=0,
+        min_width=180,
+    )
+
+
+def requested_language(request: gr.Request | None) -> str | None:
+    """The language a page was opened in: `?lang=` in its address, else the browser's (Accept-Language), else
+    None (no request: an API call)."""
+    if request is None:
+        return None
+    asked = dict(request.query_params).get("lang", "")
+    if asked in LANGUAGES:
+        return asked
+    return language_of(request.headers.get("accept-language"))
