@@ -224,6 +224,13 @@ def read_ablations(path: Path | None) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+# What a model card calls the parts of each language pair's corpus (`transformer.training.corpus.sources`).
+PAIR_WORDS = {
+    "en-de": {"sides": "en / de", "held_out": "Ding", "everyday": "data/everyday"},
+    "zh-en": {"sides": "zh / en", "held_out": "authored", "everyday": "data/everyday-zh-en"},
+}
+
+
 def card_numbers(
     checkpoint: Checkpoint,
     results: dict,
@@ -237,6 +244,7 @@ def card_numbers(
     sources: list[dict] = (),
     ablations: list[dict] = (),
     replay: Path | None = None,
+    pair: str = "en-de",
 ) -> dict:
     """Everything a model card shows, in one dict: the model, the data, the training runs that made the weights
     (`read_run`, in order), the evaluation (`evaluate`), the sources of the corpus and the recorded ablations."""
@@ -255,6 +263,7 @@ def card_numbers(
         "synthetic": synthetic,
         "results": {"everyday": None, "beam": None, **results},
         "replay": replay_summary(replay) if replay is not None else None,
+        "pair": PAIR_WORDS[pair],
     }
 
 
@@ -344,6 +353,7 @@ def main(argv: list[str] | None = None) -> None:
             sources=source_rows(args.corpus) if args.corpus else [],
             ablations=read_ablations(args.ablations),
             replay=next(iter(args.checkpoint.glob("replay.safetensors")), None),
+            pair=Path(args.corpus).name if args.corpus and Path(args.corpus).name in PAIR_WORDS else "en-de",
         )
         (args.checkpoint / CARD).write_text(model_card(numbers), encoding="utf-8")
         print(f"wrote {args.checkpoint / CARD}")
