@@ -12,8 +12,12 @@ from transformer.training.corpus.cleaning import norm_key
 from transformer.training.corpus.tsv import load_corpus
 from transformer.training.everyday import (
     AUTHORED_DIR,
+    AUTHORED_TOPICS,
     EVERYDAY_FILE,
     TOPICS,
+    ZH_EN,
+    ZH_EN_AUTHORED_DIR,
+    ZH_EN_EVERYDAY_FILE,
     NearDuplicateIndex,
     Row,
     jaccard,
@@ -90,7 +94,7 @@ def test_the_corpus_train_split_has_no_everyday_sentence_or_near_duplicate(every
 
 
 def test_files_are_valid_utf8_without_stray_whitespace():
-    for path in [*sorted(AUTHORED_DIR.glob("*.tsv")), EVERYDAY_FILE]:
+    for path in [*sorted(AUTHORED_DIR.glob("*.tsv")), EVERYDAY_FILE, *sorted(ZH_EN_AUTHORED_DIR.glob("*.tsv"))]:
         text = path.read_bytes().decode("utf-8")  # raises on invalid UTF-8
         assert "\r" not in text and "\u00a0" not in text and text.endswith("\n")
 
@@ -177,3 +181,50 @@ def test_the_index_finds_every_everyday_sentence_and_no_two_share_all_their_word
         jaccard(word_set(a.first), word_set(b.first)) < 1.0
         for a, b in itertools.islice(itertools.combinations(everyday, 2), 2000)
     )
+
+
+# --- the Chinese sentences (zh-en) ------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def authored_zh() -> list[Row]:
+    return read_authored(ZH_EN_AUTHORED_DIR)
+
+
+@pytest.fixture(scope="module")
+def everyday_zh() -> list[Row]:
+    return read_rows(ZH_EN_EVERYDAY_FILE)
+
+
+def test_the_chinese_authored_corpus_is_large_clean_and_covers_the_grid(authored_zh):
+    assert len(authored_zh) >= 10_000
+    assert problems(authored_zh, spec=ZH_EN) == []  # lengths in characters, full-width stops, no Chinese in English
+    tags = {tag for row in authored_zh for tag in row.tags}
+    for needed in ("measure-word", "le", "guo", "zhe", "ba", "bei", "bi", "shi-de", "yinwei-suoyi", "ruguo-jiu"):
+        assert needed in tags
+    for needed in ("question-ma", "question-word", "a-not-a", "resultative", "directional", "potential"):
+        assert needed in tags
+    assert {row.topic for row in authored_zh} == set(AUTHORED_TOPICS)
+    lengths = [ZH_EN.length(row.first) for row in authored_zh]
+    assert sum(n >= 26 for n in lengths) > 1000 and sum(n <= 8 for n in lengths) > 1000
+
+
+def test_the_chinese_everyday_set_is_balanced_clean_and_apart_from_training(authored_zh, everyday_zh):
+    assert len(everyday_zh) >= 600
+    assert problems(everyday_zh, (6, 30), spec=ZH_EN) == []
+    assert {row.topic: sum(r.topic == row.topic for r in everyday_zh) for row in everyday_zh} == dict.fromkeys(
+        TOPICS, 60
+    )
+    held_out = {side: {norm_key(row.pair[side]) for row in everyday_zh} for side in (0, 1)}
+    assert not [row for row in authored_zh if any(norm_key(row.pair[side]) in held_out[side] for side in (0, 1))]
+    firsts = [norm_key(row.first) for row in authored_zh]
+    assert len(set(firsts)) == len(firsts)  # no duplicates across the writers' files
+
+
+@pytest.mark.slow
+def test_the_zh_en_train_split_has_no_everyday_sentence_or_near_duplicate(everyday_zh):
+    corpus = load_corpus(ROOT / "data" / "zh-en")
+    dev, test = split_everyday(everyday_zh, seed=0)
+    assert corpus["everyday-dev"] == [row.pair for row in dev]
+    assert corpus["everyday-test"] == [row.pair for row in test]
+    assert not any(overlapping(corpus["train"], [*corpus["everyday-dev"], *corpus["everyday-test"]]))
