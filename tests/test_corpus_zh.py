@@ -151,7 +151,7 @@ def test_chinese_authored_rows_are_checked_in_characters_with_full_width_punctua
     ]
     found = problems(bad, spec=ZH_EN_AUTHORING)
     assert any("duplicate" in p for p in found) and any("does not end" in p for p in found)
-    assert any("1 characters, not 3–40" in p for p in found)
+    assert any("1 characters, not 2–40" in p for p in found)
     assert any("Chinese characters on the English side" in p for p in found)
     assert any("unknown or missing tags ['v2']" in p for p in found)
 

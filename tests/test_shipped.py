@@ -84,6 +84,56 @@ def test_en_de_examples_come_from_the_everyday_test_set_and_are_labelled_honestl
         assert example["works"] or example["why"]
 
 
+@pytest.fixture(scope="module")
+def zh_en():
+    return load_checkpoint(CHECKPOINTS / "zh-en")
+
+
+@pytest.mark.parametrize(
+    "source, greedy",
+    [
+        ("今天天气真好。", "The weather is really nice today."),  # the tutorials' own example
+        ("火车站在哪儿？", "Where's the train station?"),
+        ("孩子们在花园里玩。", "The kids are playing in the garden."),
+        # from the everyday test set: never trained on
+        ("你能借我一支笔吗？", "Can you lend me a pen?"),
+        ("如果你累了，就早点睡吧。", "If you're tired, go to bed early."),
+        ("这张全家福是去年拍的。", "This family photo was taken last year."),
+    ],
+)
+def test_zh_en_golden(zh_en, source, greedy):
+    assert translate(zh_en, source) == greedy
+    beam = BeamSearch(4, zh_en.generation["length_penalty"])
+    assert translate(zh_en, source, beam)  # beam search writes English too (its choice is measured, not pinned)
+
+
+def test_zh_en_reads_chinese_pieces_and_writes_english_ones(zh_en):
+    pieces = zh_en.tokenizer.source_pieces("今天天气真好。")
+    assert pieces == ["▁今天", "天气", "真好", "。"]  # words of Chinese, not bytes or single strokes
+    assert not zh_en.tokenizer.shared_vocabulary  # Chinese and English each have their own 8,000 pieces
+    assert zh_en.model.config.src_vocab_size == zh_en.model.config.tgt_vocab_size == 8000
+
+
+def test_zh_en_examples_are_the_tutorials_and_everyday_test_sentences_labelled_honestly(zh_en):
+    from transformer.training.corpus.tsv import load_corpus
+
+    references = dict(load_corpus(CHECKPOINTS.parent / "data" / "zh-en")["everyday-test"])
+    examples = json.loads((CHECKPOINTS / "zh-en" / "examples.json").read_text(encoding="utf-8"))["examples"]
+    assert examples[0]["sentence"] == "今天天气真好。" and examples[0]["works"]
+    assert sum(e["works"] for e in examples) >= 5 and 2 <= sum(not e["works"] for e in examples) <= 3
+    for example in examples:
+        reference = references.get(example["sentence"]) or example["translation"]
+        output = translate(zh_en, example["sentence"])
+        assert (output == reference) == example["works"], example["sentence"]
+        assert example["works"] or example["why"]
+
+
+def test_zh_en_untrained_twin_has_the_same_shape(zh_en):
+    twin = load_checkpoint(CHECKPOINTS / "zh-en-untrained")
+    assert twin.model.config.same_architecture(zh_en.model.config)
+    assert translate(twin, "今天天气真好。", max_new_tokens=8) != translate(zh_en, "今天天气真好。")
+
+
 def test_en_de_untrained_twin_has_the_same_shape_and_says_nothing_useful(en_de):
     twin = load_checkpoint(CHECKPOINTS / "en-de-untrained")
     assert twin.model.config.same_architecture(en_de.model.config)
@@ -112,7 +162,7 @@ def _weights_digest(model) -> str:
 
 
 def test_untrained_twins_cost_no_disk():
-    for twin in ("en-de-untrained", "numbers-de-untrained"):
+    for twin in ("en-de-untrained", "numbers-de-untrained", "zh-en-untrained"):
         assert sorted(f.name for f in (CHECKPOINTS / twin).iterdir()) == ["MODEL_CARD.md", "twin.json"]
 
 

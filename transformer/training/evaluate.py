@@ -245,6 +245,7 @@ def card_numbers(
     ablations: list[dict] = (),
     replay: Path | None = None,
     pair: str = "en-de",
+    trained_on: str | None = None,
 ) -> dict:
     """Everything a model card shows, in one dict: the model, the data, the training runs that made the weights
     (`read_run`, in order), the evaluation (`evaluate`), the sources of the corpus and the recorded ablations."""
@@ -256,7 +257,7 @@ def card_numbers(
         "sources": list(sources),
         "runs": runs,
         "hours": sum(run["hours"] for run in runs),
-        "hardware": hardware() if runs else None,
+        "hardware": (trained_on or hardware()) if runs else None,
         "selection": selection if runs else None,
         "ablations": list(ablations),
         "split": split,
@@ -304,6 +305,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--data-description", default=None, help="the Data section of the model card")
     parser.add_argument("--write-card", action="store_true", help=f"write {CARD} into the checkpoint folder")
     parser.add_argument("--selection", default=None, help="which weights are shipped, if not the best dev checkpoint")
+    parser.add_argument("--trained-on", default=None, help="the machine the runs trained on, if not this one")
     parser.add_argument(
         "--ablations",
         type=Path,
@@ -354,6 +356,7 @@ def main(argv: list[str] | None = None) -> None:
             ablations=read_ablations(args.ablations),
             replay=next(iter(args.checkpoint.glob("replay.safetensors")), None),
             pair=Path(args.corpus).name if args.corpus and Path(args.corpus).name in PAIR_WORDS else "en-de",
+            trained_on=args.trained_on,
         )
         (args.checkpoint / CARD).write_text(model_card(numbers), encoding="utf-8")
         print(f"wrote {args.checkpoint / CARD}")

@@ -250,7 +250,7 @@ ZH_TAGS = frozenset(  # the grammar of the zh-en sentences (see data/authored-zh
         "plural",
     ]
 )
-ZH_EN = Authoring("zh-en", ZH_TAGS, "characters", ((3, 8), (9, 15), (16, 25), (26, 40)), ("。！？", ".!?"), (1.2, 7.0))
+ZH_EN = Authoring("zh-en", ZH_TAGS, "characters", ((2, 8), (9, 15), (16, 25), (26, 40)), ("。！？", ".!?"), (1.2, 7.0))
 AUTHORING = {spec.pair: spec for spec in (EN_DE, ZH_EN)}
 
 
