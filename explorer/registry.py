@@ -30,6 +30,8 @@ HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{
 TRAINED_NAME = re.compile(r".+ · step \d+ · trained \d+ s( \(\d+\))?")  # "(2)": another model, the same words
 
 HUB_DEFAULT = "Helsinki-NLP/opus-mt-en-de"  # the page opens on it wherever it is already in the local cache
+# The model a page in each language opens on: the Hub model where it is cached, else the built-in one.
+DEFAULTS = {"en": (HUB_DEFAULT, "en-de"), "zh": ("Helsinki-NLP/opus-mt-zh-en", "zh-en")}
 
 
 def in_hub_cache(repo_id: str, cache_dir: str | Path | None = None) -> bool:
@@ -95,23 +97,22 @@ class ModelRegistry:
                 self._loaded[name] = checkpoint
             return self._loaded[name]
 
-    def default(self) -> tuple[str, str]:
-        """The model the page opens on, and a note when the preferred one could not be used.
+    def default(self, language: str = "en") -> tuple[str, str]:
+        """The model a page in `language` opens on, and a note when the preferred one could not be used.
 
-        The best model, opus-mt-en-de (`HUB_DEFAULT`), when it is in the local cache (a Space downloads it at
-        build time: `preload_from_hub` in the README's front matter) and loads; else the built-in en-de, with no
-        wait and no network. A cached copy that fails to load falls back too, and the note says why."""
-        fallback = "en-de" if "en-de" in self.builtin else self.builtin[0]
-        if not in_hub_cache(HUB_DEFAULT, self.hub_cache):
+        The best model, opus-mt-en-de (`HUB_DEFAULT`; opus-mt-zh-en for a page in Chinese, whose readers type
+        Chinese), when it is in the local cache (a Space downloads it at build time: `preload_from_hub` in the
+        README's front matter) and loads; else the built-in en-de (zh-en), with no wait and no network. A cached
+        copy that fails to load falls back too, and the note says why."""
+        hub, builtin = DEFAULTS.get(language, DEFAULTS["en"])
+        fallback = builtin if builtin in self.builtin else self.builtin[0]
+        if not in_hub_cache(hub, self.hub_cache):
             return fallback, ""
         try:
-            self.get(HUB_DEFAULT)
+            self.get(hub)
         except ExplorerError as error:
-            return (
-                fallback,
-                f"{HUB_DEFAULT} is in the local cache but could not be loaded ({error}): here is {fallback}.",
-            )
-        return HUB_DEFAULT, ""
+            return fallback, f"{hub} is in the local cache but could not be loaded ({error}): here is {fallback}."
+        return hub, ""
 
     def describe(self, name: str) -> ModelDescription:
         """What the model picker says about a model: its source, its size and its measured quality
@@ -246,8 +247,8 @@ class PersonalRegistry:
     def get(self, name: str) -> Checkpoint:
         return self.own[name].checkpoint if name in self.own else self.shared.get(name)
 
-    def default(self) -> tuple[str, str]:
-        return self.shared.default()
+    def default(self, language: str = "en") -> tuple[str, str]:
+        return self.shared.default(language)
 
     def describe(self, name: str) -> ModelDescription:
         return self.own[name].description if name in self.own else self.shared.describe(name)

@@ -834,6 +834,28 @@ def test_the_text_is_set_in_the_typeface_the_app_serves(browser, app_url):
     tab.close()
 
 
+def test_the_page_opens_in_chinese_and_switches_back_without_a_reload(browser, app_url):
+    """Issue 25: `?lang=zh` opens the page in Chinese (gradio's own language too), set in a Chinese typeface that the
+    app serves; the switch goes back to English in place and writes the language into the address."""
+    tab = browser.new_page(viewport={"width": 1400, "height": 1000})
+    loaded = []
+    tab.on("response", lambda r: loaded.append((r.status, r.url)) if "noto-sans-sc" in r.url else None)
+    tab.goto(app_url + "?lang=zh")
+    tab.wait_for_selector("#attention-plot .js-plotly-plot")
+    tab.wait_for_function("() => document.querySelector('#presentation').innerText.includes('演示布局')")
+    assert tab.locator("#language input:checked").get_attribute("value") == "zh"
+    assert "一个词元一个词元" in tab.locator("#introduction").inner_text()
+    tab.evaluate("() => document.fonts.ready")
+    assert tab.evaluate("() => document.fonts.check('16px \"Noto Sans SC\"', '演示布局')")
+    assert loaded and all(status == 200 for status, _ in loaded), loaded  # only the slices the page's text needs
+    assert len(loaded) < 20
+    tab.get_by_label("English").check()
+    tab.wait_for_function("() => document.querySelector('#presentation').innerText.includes('Presentation layout')")
+    assert tab.evaluate("() => new URL(location.href).searchParams.get('lang')") == "en"
+    shot(tab, "chinese-page")
+    tab.close()
+
+
 DIAGRAM_LABEL_AT = """text => {  // the middle of the first label of the diagram that reads `text` (its lines joined)
     const label = [...document.querySelectorAll('#inside-diagram .annotation-text')].find(t => t.textContent === text);
     const box = label.getBoundingClientRect();

@@ -202,3 +202,15 @@ def test_a_hub_model_shows_the_examples_of_the_built_in_model_that_reads_its_lan
     assert [s.removeprefix(">>cmn_Hans<< ") for s, _ in en_zh] == [s for s, label in en_de if s == label]
     if "zh-en" in registry.builtin:  # opus-mt-zh-en reads Chinese: the built-in zh-en's sentences
         assert registry.examples("Helsinki-NLP/opus-mt-zh-en") == registry.examples("zh-en")
+
+
+def test_a_page_in_chinese_opens_on_zh_en_or_on_a_cached_opus_mt_zh_en(tmp_path, tiny):
+    registry = ModelRegistry(CHECKPOINTS, loader=lambda name, device: load_marian(tiny, device), hub_cache=tmp_path)
+    assert registry.default("zh") == ("zh-en", "")
+    snapshot = tmp_path / "models--Helsinki-NLP--opus-mt-zh-en" / "snapshots" / "0"
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text("{}")
+    (tmp_path / "models--Helsinki-NLP--opus-mt-zh-en" / "refs").mkdir()
+    (tmp_path / "models--Helsinki-NLP--opus-mt-zh-en" / "refs" / "main").write_text("0")
+    assert registry.default("zh") == ("Helsinki-NLP/opus-mt-zh-en", "")
+    assert registry.default("en")[0] == "en-de"  # opus-mt-en-de is not in this cache

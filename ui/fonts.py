@@ -2,19 +2,25 @@
 
 Gradio's Soft theme draws its text in Montserrat, whose "z" has a bar and whose "E" looks like "Ɛ" ("ƶu Hause",
 "Ɛxcuse"): odd in a German lesson. Noto Sans is plain and legible, covers every Latin script (German included), and
-has a sister typeface for Chinese, Noto Sans SC, the first of the CJK fonts that follow it in the stack (those come
-from the reader's system). The files are @fontsource/noto-sans 5.3.0 (SIL Open Font License 1.1,
-`assets/fonts/OFL.txt`): two subsets, each downloaded by the browser only when the page shows a character of it.
+has a sister typeface for Chinese, Noto Sans SC, the first of the CJK fonts that follow it in the stack. The page
+serves that one too, so that Chinese never shows as boxes on a machine without a Chinese font (a reader's own copy is
+used first). The files are @fontsource/noto-sans 5.3.0 and @fontsource/noto-sans-sc 5.3.0 (SIL Open Font License
+1.1, `assets/fonts/OFL.txt`, `assets/fonts/noto-sans-sc/OFL.txt`): Noto Sans in two subsets, Noto Sans SC (regular
+weight; the browser thickens it for bold) in 97 slices of about 27 KB, each downloaded by the browser only when the
+page shows a character of it.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from explorer.figures.base import FONT_STACK as STACK  # the figures' too
 
 FOLDER = Path(__file__).resolve().parent.parent / "assets" / "fonts"
 FAMILY = STACK[0]
+CHINESE = "Noto Sans SC"  # in the stack after FAMILY
+CHINESE_FOLDER = FOLDER / "noto-sans-sc"
 WEIGHTS = (400, 600, 700)
 SUBSETS = {  # the characters each file holds (as @fontsource's CSS gives them)
     "latin": "U+0000-00FF,U+0131,U+0152-0153,U+02BB-02BC,U+02C6,U+02DA,U+02DC,U+0304,U+0308,U+0329,U+2000-206F,"
@@ -36,4 +42,12 @@ def font_faces() -> str:
                 f"font-display: swap; src: url('gradio_api/file={path}') format('woff2'); "
                 f"unicode-range: {characters}; }}"
             )
+    ranges = json.loads((CHINESE_FOLDER / "ranges.json").read_text(encoding="utf-8"))["ranges"]
+    for number, characters in ranges.items():
+        path = (CHINESE_FOLDER / f"noto-sans-sc-{number}-400-normal.woff2").as_posix()
+        rules.append(
+            f"@font-face {{ font-family: '{CHINESE}'; font-style: normal; font-weight: 400; font-display: swap; "
+            f"src: local('{CHINESE}'), local('NotoSansSC-Regular'), url('gradio_api/file={path}') format('woff2'); "
+            f"unicode-range: {characters}; }}"
+        )
     return "\n".join(rules)

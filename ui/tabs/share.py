@@ -99,8 +99,15 @@ class ShareTab(Panel):
         token, asked = (opened or {}).get("state", ""), (opened or {}).get("lang", "")
         if not token:
             values = list(values)
-            values[NAMES.index("language")] = asked or (opened or {}).get("browser") or DEFAULT_LANGUAGE
+            language = asked or (opened or {}).get("browser") or DEFAULT_LANGUAGE
+            values[NAMES.index("language")] = language
+            if explorer is None and language != DEFAULT_LANGUAGE:  # a first view in Chinese: a model that reads it
+                model, _ = page.registry.default(language)
+                values[NAMES.index("model")] = model
+                values[NAMES.index("source")] = page.registry.examples(model)[0][0]
             updates = page.apply(explorer, *values)
+            updates[page.control("model")] = values[NAMES.index("model")]
+            updates[page.control("source")] = values[NAMES.index("source")]
             if page.startup_note and explorer is None:  # the first view of a page that fell back to the built-in
                 updates[page.status] = escaped(page.startup_note)
             return updates
