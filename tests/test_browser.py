@@ -762,7 +762,7 @@ def test_alignment_lines_open_on_the_most_peaked_layer_and_labels_do_not_overlap
 
 
 OVERFLOWING = """() => [...document.querySelectorAll('.contain *')]
-    .filter(e => e.offsetParent && !e.closest('.visually-hidden') && e.scrollWidth > e.clientWidth + 1
+    .filter(e => e.offsetParent && !e.closest('.visually-hidden, .sr-only') && e.scrollWidth > e.clientWidth + 1
                  && !['visible', 'clip'].includes(getComputedStyle(e).overflowX))
     .map(e => `${e.id || e.className} ${e.scrollWidth} > ${e.clientWidth}`)"""
 HIDDEN_LINES = """ids => ids.filter(id => { const box = document.querySelector(id + ' textarea');

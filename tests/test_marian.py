@@ -34,6 +34,11 @@ def test_logits_and_every_attention_map_match(marian):
     with torch.no_grad():
         theirs = hf(input_ids=src, attention_mask=mask, decoder_input_ids=tgt, output_attentions=True)
         mine = ours.model(src, tgt, return_attention=True)
+    assert_same_outputs(theirs, mine)
+
+
+def assert_same_outputs(theirs, mine) -> None:
+    """transformers' MarianMTModel output and ours: the same logits and every attention map, within TOL."""
     assert (theirs.logits - mine.logits).abs().max() <= TOL
     for their_maps, my_maps in [
         (theirs.encoder_attentions, mine.attention.encoder),

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from tests.conftest import CHINESE, ENGLISH, build_marian
-from tests.test_marian import TOL, batch
+from tests.test_marian import assert_same_outputs, batch
 from transformer.decoding import Greedy, generate
 from transformer.marian import load_marian
 
@@ -43,13 +43,7 @@ def test_logits_and_attention_match_transformers(marian_zh):
     with torch.no_grad():
         theirs = hf(input_ids=src, attention_mask=mask, decoder_input_ids=tgt, output_attentions=True)
         mine = ours.model(src, tgt, return_attention=True)
-    assert (theirs.logits - mine.logits).abs().max() <= TOL
-    for their_maps, my_maps in [
-        (theirs.encoder_attentions, mine.attention.encoder),
-        (theirs.cross_attentions, mine.attention.cross),
-    ]:
-        for a, b in zip(their_maps, my_maps, strict=True):
-            assert (a - b).abs().max() <= TOL
+    assert_same_outputs(theirs, mine)
 
 
 def test_greedy_output_matches_generate(marian_zh):

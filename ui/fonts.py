@@ -30,24 +30,32 @@ SUBSETS = {  # the characters each file holds (as @fontsource's CSS gives them)
 }
 
 
+def face(family: str, weight: int, path: Path, characters: str, local: tuple[str, ...] = ()) -> str:
+    """One @font-face rule: a served file (a reader's own copy of the font first, where `local` names it), by an
+    address relative to the page (it works behind a proxy that serves the app under a path of its own)."""
+    sources = [f"local('{name}')" for name in local] + [f"url('gradio_api/file={path.as_posix()}') format('woff2')"]
+    return (
+        f"@font-face {{ font-family: '{family}'; font-style: normal; font-weight: {weight}; font-display: swap; "
+        f"src: {', '.join(sources)}; unicode-range: {characters}; }}"
+    )
+
+
 def font_faces() -> str:
-    """The @font-face rules of the served files, by addresses relative to the page (they work behind a proxy that
-    serves the app under a path of its own). The folder must be one of gradio's static paths (`app.py`)."""
-    rules = []
-    for weight in WEIGHTS:
-        for subset, characters in SUBSETS.items():
-            path = (FOLDER / f"noto-sans-{subset}-{weight}-normal.woff2").as_posix()
-            rules.append(
-                f"@font-face {{ font-family: '{FAMILY}'; font-style: normal; font-weight: {weight}; "
-                f"font-display: swap; src: url('gradio_api/file={path}') format('woff2'); "
-                f"unicode-range: {characters}; }}"
-            )
+    """The @font-face rules of the served files. The folder must be one of gradio's static paths (`app.py`)."""
+    rules = [
+        face(FAMILY, weight, FOLDER / f"noto-sans-{subset}-{weight}-normal.woff2", characters)
+        for weight in WEIGHTS
+        for subset, characters in SUBSETS.items()
+    ]
     ranges = json.loads((CHINESE_FOLDER / "ranges.json").read_text(encoding="utf-8"))["ranges"]
-    for number, characters in ranges.items():
-        path = (CHINESE_FOLDER / f"noto-sans-sc-{number}-400-normal.woff2").as_posix()
-        rules.append(
-            f"@font-face {{ font-family: '{CHINESE}'; font-style: normal; font-weight: 400; font-display: swap; "
-            f"src: local('{CHINESE}'), local('NotoSansSC-Regular'), url('gradio_api/file={path}') format('woff2'); "
-            f"unicode-range: {characters}; }}"
+    rules += [
+        face(
+            CHINESE,
+            400,
+            CHINESE_FOLDER / f"noto-sans-sc-{n}-400-normal.woff2",
+            characters,
+            (CHINESE, "NotoSansSC-Regular"),
         )
+        for n, characters in ranges.items()
+    ]
     return "\n".join(rules)
