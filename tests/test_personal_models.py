@@ -89,7 +89,7 @@ def test_a_user_s_registry_gives_their_models_and_the_shared_one_s_for_every_oth
     assert personal.picker_label(BUILTIN) == registry.picker_label(BUILTIN)
     assert personal.examples(BUILTIN) == registry.examples(BUILTIN) and personal.examples(BUILTIN)
     assert personal.builtin == registry.builtin and personal.folder == registry.folder
-    monkeypatch.setattr(registry, "default", lambda: ("en-de", "a note"))
+    monkeypatch.setattr(registry, "default", lambda language="en": ("en-de", "a note"))
     assert personal.default() == ("en-de", "a note")
 
 
