@@ -27,18 +27,18 @@ def batch(checkpoint, sentences):
 
 def test_logits_and_every_attention_map_match(marian):
     folder, hf = marian
-    ours = load_marian(folder)
-    src, mask = batch(ours, ENGLISH[:3])
+    assert_same_outputs(hf, load_marian(folder), ENGLISH[:3])
+
+
+def assert_same_outputs(hf, ours, sentences: list[str]) -> None:
+    """transformers' MarianMTModel and our import of it, on three `sentences` and fixed target prefixes: the same
+    logits and every attention map, within TOL."""
+    src, mask = batch(ours, sentences)
     pad = ours.model.config.pad_id
     tgt = torch.tensor([[pad, 5, 9, 7, 3], [pad, 4, 4, 8, 6], [pad, 11, 3, 5, 5]])
     with torch.no_grad():
         theirs = hf(input_ids=src, attention_mask=mask, decoder_input_ids=tgt, output_attentions=True)
         mine = ours.model(src, tgt, return_attention=True)
-    assert_same_outputs(theirs, mine)
-
-
-def assert_same_outputs(theirs, mine) -> None:
-    """transformers' MarianMTModel output and ours: the same logits and every attention map, within TOL."""
     assert (theirs.logits - mine.logits).abs().max() <= TOL
     for their_maps, my_maps in [
         (theirs.encoder_attentions, mine.attention.encoder),
