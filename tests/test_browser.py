@@ -849,8 +849,11 @@ def test_the_page_opens_in_chinese_and_switches_back_without_a_reload(browser, a
     assert tab.evaluate("() => document.fonts.check('16px \"Noto Sans SC\"', '演示布局')")
     assert loaded and all(status == 200 for status, _ in loaded), loaded  # only the slices the page's text needs
     assert len(loaded) < 20
+    assert tab.locator("#step-btn").inner_text() == "下一步" and tab.locator("#source-text textarea").input_value()
+    assert step(tab)  # a Chinese page steps like an English one
     tab.get_by_label("English").check()
     tab.wait_for_function("() => document.querySelector('#presentation').innerText.includes('Presentation layout')")
+    assert tab.locator("#step-btn").inner_text() == "Step"
     assert tab.evaluate("() => new URL(location.href).searchParams.get('lang')") == "en"
     shot(tab, "chinese-page")
     tab.close()

@@ -14,6 +14,7 @@ from explorer import MAX_BEAM_WIDTH, MAX_OUTPUT_TOKENS, Explorer, ExplorerError,
 from explorer.state import STRATEGIES
 
 from . import gradio_patch, runtime
+from .i18n import T
 from .panel import Frame, PageAccess, Panel, Updates
 from .runtime import QUICK, one_at_a_time, uses_gpu
 from .settings import DEFAULTS
@@ -90,39 +91,41 @@ class DecodingPanel(Panel):
     def __init__(self, page: PageAccess):
         super().__init__(page)
         # Folded away in the presentation layout (`wire`).
-        with gr.Accordion("Decoding settings", open=True, elem_id="decoding-settings") as self.settings_box:
+        with gr.Accordion(T("Decoding settings"), open=True, elem_id="decoding-settings") as self.settings_box:
             with gr.Row():
-                strategy = gr.Radio(list(STRATEGIES), value=DEFAULTS["strategy"], label="Decoding", elem_id="strategy")
-                max_tokens = gr.Slider(
-                    1, MAX_OUTPUT_TOKENS, value=DEFAULTS["max_output_tokens"], step=1, label="Max output tokens"
+                strategy = gr.Radio(
+                    list(STRATEGIES), value=DEFAULTS["strategy"], label=T("Decoding"), elem_id="strategy"
                 )
-            with gr.Accordion("Sampling and beam settings", open=False), gr.Row():
-                temperature = gr.Slider(0.05, 3.0, value=DEFAULTS["temperature"], step=0.05, label="Temperature")
-                top_k = gr.Slider(0, 100, value=DEFAULTS["top_k"], step=1, label="Top-k (0 = all)")
-                top_p = gr.Slider(0.05, 1.0, value=DEFAULTS["top_p"], step=0.05, label="Top-p")
-                seed = gr.Number(DEFAULTS["seed"], precision=0, minimum=0, label="Seed")
-                beam_width = gr.Slider(1, MAX_BEAM_WIDTH, value=DEFAULTS["beam_width"], step=1, label="Beam width")
+                max_tokens = gr.Slider(
+                    1, MAX_OUTPUT_TOKENS, value=DEFAULTS["max_output_tokens"], step=1, label=T("Max output tokens")
+                )
+            with gr.Accordion(T("Sampling and beam settings"), open=False), gr.Row():
+                temperature = gr.Slider(0.05, 3.0, value=DEFAULTS["temperature"], step=0.05, label=T("Temperature"))
+                top_k = gr.Slider(0, 100, value=DEFAULTS["top_k"], step=1, label=T("Top-k (0 = all)"))
+                top_p = gr.Slider(0.05, 1.0, value=DEFAULTS["top_p"], step=0.05, label=T("Top-p"))
+                seed = gr.Number(DEFAULTS["seed"], precision=0, minimum=0, label=T("Seed"))
+                beam_width = gr.Slider(1, MAX_BEAM_WIDTH, value=DEFAULTS["beam_width"], step=1, label=T("Beam width"))
         settings = {"strategy": strategy, "max_output_tokens": max_tokens, "temperature": temperature, "top_k": top_k}
         settings |= {"top_p": top_p, "seed": seed, "beam_width": beam_width}
         self.settings = {name: page.setting(name, control) for name, control in settings.items()}
         with gr.Row(elem_id="step-buttons"):
-            self.step_btn = gr.Button("Step", variant="primary", elem_id="step-btn")
-            self.run_btn = gr.Button("Run", elem_id="run-btn")
-            self.back_btn = gr.Button("Back", elem_id="back-btn")
-            self.reset_btn = gr.Button("Reset", elem_id="reset-btn")
-            self.stop_btn = gr.Button("Stop", elem_id="stop-btn", variant="stop", min_width=80, scale=0)
+            self.step_btn = gr.Button(T("Step"), variant="primary", elem_id="step-btn")
+            self.run_btn = gr.Button(T("Run"), elem_id="run-btn")
+            self.back_btn = gr.Button(T("Back"), elem_id="back-btn")
+            self.reset_btn = gr.Button(T("Reset"), elem_id="reset-btn")
+            self.stop_btn = gr.Button(T("Stop"), elem_id="stop-btn", variant="stop", min_width=80, scale=0)
         self.status = page.message_line()
-        self.output_text = gr.Textbox(label="Output so far", interactive=False, elem_id="output-text")
+        self.output_text = gr.Textbox(label=T("Output so far"), interactive=False, elem_id="output-text")
         with gr.Row():
             with gr.Column():
                 self.candidates = gr.Plot(label="Next-token candidates", show_label=False, elem_id="candidates-plot")
                 gr.Markdown(render.CANDIDATES_CAPTION, elem_id="candidates-caption", elem_classes="caption")
             with gr.Column():
-                self.force_choice = gr.Radio([], label="Force one of the candidates", elem_id="force-choice")
+                self.force_choice = gr.Radio([], label=T("Force one of the candidates"), elem_id="force-choice")
                 self.force_text = gr.Textbox(
-                    label="…or type a token or a word to force",
+                    label=T("…or type a token or a word to force"),
                     elem_id="force-text",
-                    info="a word that is not one token is split into the model's tokens, forced one after another",
+                    info=T("a word that is not one token is split into the model's tokens, forced one after another"),
                 )
         self.outputs = [self.status, self.output_text, self.candidates, self.force_choice]
 

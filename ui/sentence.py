@@ -9,6 +9,7 @@ import gradio as gr
 from explorer import Explorer, ExplorerError, ModelRegistry, render
 from explorer.registry import PersonalRegistry
 
+from .i18n import T
 from .panel import Frame, PageAccess, Panel, Updates
 from .runtime import QUICK
 from .settings import Settings
@@ -29,22 +30,22 @@ class SentencePanel(Panel):
                     self.choices(),
                     value=default,
                     allow_custom_value=True,
-                    label="Model",
+                    label=T("Model"),
                     elem_id="model-select",
-                    info="a built-in model, or any opus-mt model id from the Hugging Face Hub",
+                    info=T("a built-in model, or any opus-mt model id from the Hugging Face Hub"),
                 )
                 self.model = page.setting("model", model)
                 self.model_message = gr.Markdown(elem_id="model-message", elem_classes="note")  # why a model failed
-                with gr.Accordion("About this model: source, size, quality", open=False, elem_id="model-about-box"):
+                with gr.Accordion(T("About this model: source, size, quality"), open=False, elem_id="model-about-box"):
                     self.about = gr.Markdown(elem_id="model-about", elem_classes="caption")
             with gr.Column(scale=3, min_width=300):
                 # No `max_length`: the browser would cut a long paste without a word (`within_limit` says so).
                 source = gr.Textbox(
-                    examples[0][0], label="Source sentence", lines=1, max_lines=6, elem_id="source-text"
+                    examples[0][0], label=T("Source sentence"), lines=1, max_lines=6, elem_id="source-text"
                 )
                 self.source = page.setting("source", source)
                 self.note = gr.Markdown(elem_id="source-note", elem_classes="note")  # what the model makes of it
-        with gr.Accordion("Examples: sentences to try", open=False, elem_id="examples-box"):  # folded: the first
+        with gr.Accordion(T("Examples: sentences to try"), open=False, elem_id="examples-box"):  # folded: the first
             # screen keeps its room for Step and the views
             self.examples = gr.Dataset(
                 components=["textbox"],
