@@ -56,3 +56,17 @@ def test_an_answer_that_draws_one_output_of_several_is_that_outputs_value():
     outputs = asyncio.run(demo.postprocess_data(block_fn, answer, SessionState(demo)))
     assert outputs[0] == gradio_patch.SKIP
     assert outputs[1]["interactive"] is False and "value" not in outputs[1]
+
+
+def test_the_api_description_gives_translated_labels_in_english():
+    """A label marked for translation (`ui.i18n.T`) is written by gradio as its serialised key in the API's
+    description; the page's Blocks give its English text."""
+    from ui.i18n import T
+
+    with gradio_patch.Blocks() as demo:
+        box = gr.Textbox(label=T("Source sentence"))
+        plain = gr.Textbox(label="Plain")
+        box.submit(lambda text: text, box, plain, api_name="echo")
+    endpoint = demo.get_api_info()["named_endpoints"]["/echo"]
+    assert [p["label"] for p in endpoint["parameters"]] == ["Source sentence"]
+    assert [r["label"] for r in endpoint["returns"]] == ["Plain"]

@@ -8,11 +8,13 @@ version means reading these again against its source.
 from __future__ import annotations
 
 import copy
+import json
 import os
 from typing import Any
 
 import gradio as gr
 from gradio.blocks import Block, postprocess_update_dict
+from gradio.i18n import I18nData
 
 GRADIO_VERSION = "6.31.0"  # the version this module was written against (requirements.txt pins it)
 
@@ -27,6 +29,7 @@ os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", "1000")
 # that takes the interpreter's lock a thousand times a second under load. Every 4 ms is as good for a person (at most
 # 4 ms before an event starts) and halves the idle cost: 14–16 ms a second in the classroom benchmark (`Blocks.queue`).
 QUEUE_POLL_S = 0.004
+I18N_PREFIX = "__i18n__"  # how gradio writes a translated label where it needs a string (`I18nData.__str__`)
 
 
 def waiting(request: gr.Request | None, api_name: str) -> bool:
@@ -58,6 +61,21 @@ class Blocks(gr.Blocks):
     from it) grows by a few entries with every event, about 80 KB of memory per request in the load test. Every
     entry that the page itself does not have is one of those copies; they are dropped after each event.
     """
+
+    def get_api_info(self, *args, **kwargs):
+        """Gradio's description of the API, whose labels say the English text of a label the page translates
+        (`ui.i18n.T`): gradio gives such a label as its key object, which a client reads as its serialised form,
+        `__i18n__{"__type__": …, "key": "Model"}`."""
+        info = super().get_api_info(*args, **kwargs)
+        for endpoints in (info or {}).values():
+            for endpoint in endpoints.values() if isinstance(endpoints, dict) else ():
+                for part in (*endpoint.get("parameters", ()), *endpoint.get("returns", ())):
+                    label = part.get("label")
+                    if isinstance(label, I18nData):
+                        part["label"] = label.key
+                    elif isinstance(label, str) and label.startswith(I18N_PREFIX):
+                        part["label"] = json.loads(label.removeprefix(I18N_PREFIX)).get("key", label)
+        return info
 
     def queue(self, *args, **kwargs):
         """Gradio's queue, looking for new events every `QUEUE_POLL_S` seconds (it looks every millisecond)."""
