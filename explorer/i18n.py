@@ -24,7 +24,7 @@ import io
 from collections.abc import Iterator
 from pathlib import Path
 
-from babel import Locale, negotiate_locale
+from babel import negotiate_locale
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 
@@ -128,8 +128,3 @@ def gradio_translations() -> dict[str, dict[str, str]]:
                         table[message.id] = message.string
         by_language[language] = table
     return {DEFAULT: english, **by_language}
-
-
-def locale_name(language: str) -> str:
-    """The language's name in English (for messages and docs): "Chinese (Simplified, China)"."""
-    return Locale.parse(LANGUAGES[language]).english_name

@@ -15,7 +15,7 @@ from __future__ import annotations
 import gradio as gr
 from gradio.i18n import I18nData
 
-from explorer.i18n import LANGUAGES, NAMES, gradio_translations, language_of
+from explorer.i18n import LANGUAGES, NAMES, gradio_translations
 
 # gradio calls Chinese of China "zh-CN" (its own strings: "Submit", "Loading…"); the catalog's strings go under
 # both that name and the language's, which the browser falls back to for other Chinese regions.
@@ -62,14 +62,3 @@ def switch(value: str) -> gr.Radio:
         scale=0,
         min_width=180,
     )
-
-
-def requested_language(request: gr.Request | None) -> str | None:
-    """The language a page was opened in: `?lang=` in its address, else the browser's (Accept-Language), else
-    None (no request: an API call)."""
-    if request is None:
-        return None
-    asked = dict(request.query_params).get("lang", "")
-    if asked in LANGUAGES:
-        return asked
-    return language_of(request.headers.get("accept-language"))
