@@ -603,9 +603,10 @@ def test_stop_stops_and_leaves_the_page_true(browser, app_url):
         tab.locator("#run-btn").click()
         wait_for_output_change(tab, "")
         tab.locator("#stop-btn").click()
-        tab.wait_for_function(
-            "() => /^(Stopped after|Nothing is running)/.test(document.querySelector('#status').innerText)"
-        )
+        # Either the Stop halted the Run ("Stopped after"), or the Run had ended first: then the Stop's "Nothing is
+        # running" and the Run's own last message may reach the page in either order. Wait until it has settled.
+        tab.wait_for_function("() => !document.querySelector('#status').innerText.startsWith('Running')")
+        tab.wait_for_timeout(500)
         if tab.locator("#status").inner_text().startswith("Stopped after"):
             break
     stopped, status = output(tab), tab.locator("#status").inner_text()
