@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..i18n import _
 from .base import (
     _HOVER_ATTENTION,
     ACCENT,
@@ -36,16 +37,20 @@ from .base import (
     escape_label,
     readable,
     shorten,
+    text_width,
     trace,
 )
 
-ATTENTION_COLORAXIS = {  # shared by every attention panel: heads, layers and steps are comparable
-    "colorscale": ATTENTION_COLORSCALE,
-    "cmin": 0.0,
-    "cmax": 1.0,
-    # the title along the bar's side: above it, it touched the "1.0" label
-    "colorbar": {"title": {"text": "weight", "side": "right"}, "thickness": 12, "tickformat": ".1f"},
-}
+
+def attention_coloraxis() -> dict[str, Any]:
+    """The colour axis every attention panel shares: heads, layers and steps are comparable."""
+    return {
+        "colorscale": ATTENTION_COLORSCALE,
+        "cmin": 0.0,
+        "cmax": 1.0,
+        # the title along the bar's side: above it, it touched the "1.0" label
+        "colorbar": {"title": {"text": _("weight"), "side": "right"}, "thickness": 12, "tickformat": ".1f"},
+    }
 
 
 def _highlight_row(row: int, n_keys: int, **where: Any) -> dict[str, Any]:
@@ -107,7 +112,7 @@ def attention_heatmap(
         x=x,
         y=y,
         coloraxis="coloraxis",
-        hovertemplate=_HOVER_ATTENTION + "<extra></extra>",
+        hovertemplate=_(_HOVER_ATTENTION) + "<extra></extra>",
         hoverongaps=False,  # a masked cell's hover is the grey layer's
         texttemplate="%{z:.2f}" if show_values else None,
         textfont={"size": 10} if show_values else None,
@@ -118,7 +123,7 @@ def attention_heatmap(
         height or _clamp(110 + 20 * n_q, 250, 720),
         xaxis={"title": _title(x_title), "type": "category", "showgrid": False},
         yaxis={"title": _title(y_title), "autorange": "reversed", "type": "category", "showgrid": False},
-        coloraxis=ATTENTION_COLORAXIS,
+        coloraxis=attention_coloraxis(),
         shapes=[] if row is None else [_highlight_row(row, n_k)],
     )
 
@@ -153,7 +158,7 @@ def _masked_cells(cells: np.ndarray, x: list[str], y: list[str]) -> dict:
         colorscale=[[0, MASKED_COLOR], [1, MASKED_COLOR]],
         showscale=False,
         hoverongaps=False,
-        hovertemplate="query %{y}<br>key %{x}<br>masked: not allowed to attend<extra></extra>",
+        hovertemplate=_("query %{y}<br>key %{x}<br>masked: not allowed to attend") + "<extra></extra>",
         name="masked",
     )
 
@@ -242,7 +247,7 @@ def _panel_traces(z: Any, x: list[str], y: list[str], cells: np.ndarray | None, 
     x_name, y_name = _axis_names(p)
     on_axes = {"xaxis": x_name, "yaxis": y_name}
     masked = [] if cells is None else [{**_masked_cells(cells, x, y), **on_axes}]
-    hover = {"name": name, "hovertemplate": _HOVER_ATTENTION, "hoverongaps": False}
+    hover = {"name": name, "hovertemplate": _(_HOVER_ATTENTION), "hoverongaps": False}
     return [*masked, trace("heatmap", z=z, x=x, y=y, **on_axes, coloraxis="coloraxis", **hover)]
 
 
@@ -251,7 +256,7 @@ def _panels_figure(traces: list, title: str, height: int, axes: dict[str, dict],
     the panels share the 0–1 colour axis of the attention maps."""
     axes = dict(axes)
     first_x, first_y = axes.pop("xaxis"), axes.pop("yaxis")
-    shared = {"xaxis": first_x, "yaxis": first_y, "coloraxis": ATTENTION_COLORAXIS}
+    shared = {"xaxis": first_x, "yaxis": first_y, "coloraxis": attention_coloraxis()}
     return _figure(traces, title, height, **shared, **axes, **layout)
 
 
@@ -285,11 +290,12 @@ def attention_grid(
     z = _as_array(weights, (3, 4), "weights")
     if z.ndim == 4:
         n_layers, n_heads = z.shape[:2]
-        default_titles = [f"L{layer} H{head}" for layer in range(n_layers) for head in range(n_heads)]
+        short = _("L{layer} H{head}")
+        default_titles = [short.format(layer=layer, head=head) for layer in range(n_layers) for head in range(n_heads)]
         n_cols = n_heads
         z = z.reshape(n_layers * n_heads, *z.shape[2:])
     else:
-        default_titles = [f"head {head}" for head in range(z.shape[0])]
+        default_titles = [_("head {head}").format(head=head) for head in range(z.shape[0])]
         n_cols = min(z.shape[0], max(1, int(max_cols)))
     n_panels, n_q, n_k = z.shape
     if n_panels == 0:
@@ -416,13 +422,17 @@ def alignment_lines(
     def hover(t: int) -> str:
         top = np.argsort(-z[t])[:3]
         looks = "<br>".join(f"{escape_label(shorten(readable(source_tokens[s])))}: {z[t, s]:.2f}" for s in top)
-        reading = f" (its query read {escape_label(shorten(readable(read[t])))})" if read[t] else ""
-        return f"wrote {escape_label(shorten(readable(written_tokens[t])))}{reading}<br>looked at:<br>{looks}"
+        wrote = escape_label(shorten(readable(written_tokens[t])))
+        if read[t]:
+            text = _("wrote {written} (its query read {read})<br>looked at:<br>{weights}")
+            return text.format(written=wrote, read=escape_label(shorten(readable(read[t]))), weights=looks)
+        return _("wrote {written}<br>looked at:<br>{weights}").format(written=wrote, weights=looks)
 
     labels = [escape_label(shorten(readable(token), ALIGNMENT_LABEL_CHARS)) for token in written_tokens]
     sources = [escape_label(shorten(readable(token), ALIGNMENT_LABEL_CHARS)) for token in source_tokens]
     colors = [ACCENT if t == row else BAR_COLOR for t in range(n_t)]
-    traces.append(_token_row(xs, 1, [BAR_COLOR] * n_s, [f"source {s}" for s in sources], "x2"))
+    source_hover = [_("source {piece}").format(piece=s) for s in sources]
+    traces.append(_token_row(xs, 1, [BAR_COLOR] * n_s, source_hover, "x2"))
     traces.append(_token_row(xt, 0, colors, [hover(t) for t in range(n_t)], "x"))
     figure = _figure(
         traces,
@@ -482,7 +492,7 @@ def _spread(n: int) -> np.ndarray:
 def _upright_room(labels: list[str], most: int) -> int:
     """The pixels a row of these labels takes beyond a horizontal row's, when it likely stands upright (the figure
     grows by as much, so that its lines keep their room)."""
-    widths = [_CHAR_PX * len(html.unescape(label)) for label in _thinned(labels, most).values()]
+    widths = [_CHAR_PX * text_width(html.unescape(label)) for label in _thinned(labels, most).values()]
     if sum(width + 12 for width in widths) <= _ROW_OF_LABELS_PX:
         return 0
     return max(0, max(widths) - 20)
@@ -556,23 +566,27 @@ def attention_thumbnails_html(
     masked: Any = None,
     highlight_query: int | None = None,
     selected: tuple[int, int] | None = None,
-    what: str = "attention",
+    what: str | None = None,
 ) -> str:
     """Every layer × head of one attention family as a grid of thumbnails, one row per layer (like BertViz's
     model view). Each is a button carrying `data-layer` and `data-head`, so a click can open it large;
-    `selected` (layer, head) is outlined. `what` names the family in the tooltips (plain text)."""
+    `selected` (layer, head) is outlined. `what` names the family in the tooltips (plain text; by default
+    "attention")."""
     z = _as_array(weights, 4, "weights")
     n_layers, n_heads = z.shape[:2]
-    name = html.escape(what)
-    grid = f'<div class="thumbs" style="--heads: {n_heads}" role="grid" aria-label="{name}: every layer and head">'
-    head_names = [f'<span class="thumbs-head">head {h}</span>' for h in range(n_heads)]
+    what = _("attention") if what is None else what
+    every = html.escape(_("{family}: every layer and head").format(family=what))
+    grid = f'<div class="thumbs" style="--heads: {n_heads}" role="grid" aria-label="{every}">'
+    named = _("head {head}")
+    head_names = [f'<span class="thumbs-head">{html.escape(named.format(head=h))}</span>' for h in range(n_heads)]
     parts = [grid, "<span></span>", *head_names]  # the corner above the layers' names, then a head a column
+    layer_name, tip = _("layer {layer}"), _("{family}, layer {layer}, head {head}: open it large")
     for layer in range(n_layers):
-        parts.append(f'<span class="thumbs-layer">layer {layer}</span>')
+        parts.append(f'<span class="thumbs-layer">{html.escape(layer_name.format(layer=layer))}</span>')
         for head in range(n_heads):
             png = base64.b64encode(thumbnail_png(z[layer, head], masked=masked, highlight_query=highlight_query))
             chosen = " selected" if selected == (layer, head) else ""
-            label = f"{name}, layer {layer}, head {head}: open it large"
+            label = html.escape(tip.format(family=what, layer=layer, head=head))
             parts.append(
                 f'<button class="thumb{chosen}" data-layer="{layer}" data-head="{head}" title="{label}" '
                 f'aria-label="{label}"><img alt="" src="data:image/png;base64,{png.decode()}"></button>'

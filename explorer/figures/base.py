@@ -21,6 +21,7 @@ import html
 import io
 import operator
 import re
+import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,6 +30,8 @@ from _plotly_utils.utils import convert_to_base64
 from PIL import Image
 from plotly.colors import diverging, sequential
 from plotly.io.json import to_json_plotly
+
+from ..i18n import N_, _
 
 # The parts of plotly's "plotly_white" template these figures use. The full template is about 7 KB of JSON in
 # every figure sent to the browser, more than the data of a heatmap; this one is a tenth of that.
@@ -76,9 +79,9 @@ FINISHED_COLOR = "#54a24b"
 MUTED = "#b0b0b0"
 
 AXIS_TITLES: dict[str, tuple[str, str]] = {  # attention family -> (y title, x title), names as in model.py
-    "encoder": ("query (source token)", "key (source token)"),
-    "decoder_self": ("query (target token)", "key (target token)"),
-    "cross": ("query (target token)", "key (source token)"),
+    "encoder": (N_("query (source token)"), N_("key (source token)")),
+    "decoder_self": (N_("query (target token)"), N_("key (target token)")),
+    "cross": (N_("query (target token)"), N_("key (source token)")),
 }
 
 MAX_LABEL_CHARS = 24  # longer token labels are shortened with "…" (hover shows the same shortened label)
@@ -90,7 +93,7 @@ _TOP_LEGEND = {"orientation": "h", "x": 0, "xanchor": "left", "y": 1.0, "yanchor
 # fourth wraps to a second row, which the top margin must hold too, or it runs into the title.
 _LEGEND_PER_ROW = 3
 _NEWLINES = re.compile(r"\r\n?|\n")
-_HOVER_ATTENTION = "query %{y}<br>key %{x}<br>weight %{z:.3f}"
+_HOVER_ATTENTION = N_("query %{y}<br>key %{x}<br>weight %{z:.3f}")  # Plotly's template: shown as `_(…)`
 
 
 def escape_label(text: object) -> str:
@@ -114,7 +117,12 @@ WORD_START = "▁"  # sentencepiece's mark of a piece that starts a word
 def readable(token: object) -> str:
     """A token as a label: the bare word-start piece `▁` (which sentencepiece emits when a word's first piece
     does not carry the mark) would be a lone low bar, so it is named."""
-    return f"{WORD_START} (word start)" if str(token) == WORD_START else str(token)
+    return _("{marker} (word start)").format(marker=WORD_START) if str(token) == WORD_START else str(token)
+
+
+def text_width(text: str) -> int:
+    """The width of `text` in characters of Latin text: a Chinese (wide) character takes two."""
+    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
 
 
 def axis_labels(tokens: Sequence[object]) -> list[str]:
@@ -152,7 +160,8 @@ def _row_index(row: int | None, n: int, name: str = "highlight_query") -> int | 
 def _axis_titles(family: str) -> tuple[str, str]:
     if family not in AXIS_TITLES:
         raise ValueError(f"unknown attention family {family!r}; expected one of {', '.join(AXIS_TITLES)}")
-    return AXIS_TITLES[family]
+    y_title, x_title = AXIS_TITLES[family]
+    return _(y_title), _(x_title)
 
 
 def _domain(start: float, end: float) -> list[float]:
@@ -299,8 +308,8 @@ def _title(text: str) -> dict[str, str]:
 
 def _colour_table(colorscale: Sequence[tuple[float, str]], n: int = 256) -> np.ndarray:
     """(n, 3) uint8 colours along a plotly colour scale of [position, "rgb(r,g,b)"] stops, from 0 to 1."""
-    stops = np.array([[int(v) for v in re.findall(r"\d+", colour)] for _, colour in colorscale], dtype=np.float64)
-    at = np.array([position for position, _ in colorscale], dtype=np.float64)
+    stops = np.array([[int(v) for v in re.findall(r"\d+", colour)] for _at, colour in colorscale], dtype=np.float64)
+    at = np.array([position for position, _colour in colorscale], dtype=np.float64)
     return np.stack([np.interp(np.linspace(0, 1, n), at, stops[:, c]) for c in range(3)], axis=1).astype(np.uint8)
 
 

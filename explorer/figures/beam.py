@@ -6,6 +6,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..i18n import _
 from .base import (
     ACCENT,
     BAR_COLOR,
@@ -46,14 +47,16 @@ def beam_tree(steps: Sequence[Any], token_label: Callable[[int], str], *, title:
     for i, step in enumerate(steps):
         for rank, (beam, parent) in enumerate(zip(step.beams, step.parents, strict=True)):
             edges.append((_ROOT if i == 0 else (i - 1, int(parent)), (i, rank)))
-            hover = f"step {i} · beam {rank}<br>{_hypothesis_text(beam.tokens, token_label)}<br>score {beam.score:.3f}"
+            hover = _("step {step} · beam {rank}<br>{hypothesis}<br>score {score:.3f}").format(
+                step=i, rank=rank, hypothesis=_hypothesis_text(beam.tokens, token_label), score=beam.score
+            )
             beams.add((i, rank), _node_label(beam.tokens, token_label), hover)
 
     finished, ended = _finished_nodes(steps, width, token_label, edges)
-    n_finished_rows = max((y - width + 1 for _, y in ended.values()), default=0)
+    n_finished_rows = max((y - width + 1 for _step, y in ended.values()), default=0)
 
     start = _Nodes()
-    start.add(_ROOT, "start", "start")
+    start.add(_ROOT, _("start"), _("start"))
     traces = [
         _edge_trace(edges, MUTED, 1.5, "edges"),
         _edge_trace(_best_path(steps, ended), ACCENT, 3.5, "best path"),
@@ -93,12 +96,17 @@ def _finished_nodes(
             key = tuple(hyp.tokens)
             if key in ended:
                 continue
-            node = ended[key] = (i, width + sum(x == i for x, _ in ended.values()))
+            node = ended[key] = (i, width + sum(x == i for x, _row in ended.values()))
             parent = _parent_of_finished(steps, i, key)
             if parent is not None:
                 edges.append((parent, node))
-            status = "finished" if key in kept else "finished, then pushed out by better ones"
-            hover = f"{status} at step {i}<br>{_hypothesis_text(key, token_label)}<br>score {hyp.score:.3f}"
+            if key in kept:
+                hover = _("finished at step {step}<br>{hypothesis}<br>score {score:.3f}")
+            else:
+                hover = _(
+                    "finished, then pushed out by better ones at step {step}<br>{hypothesis}<br>score {score:.3f}"
+                )
+            hover = hover.format(step=i, hypothesis=_hypothesis_text(key, token_label), score=hyp.score)
             finished.add(node, _node_label(key, token_label), hover, "diamond" if key in kept else "diamond-open")
     return finished, ended
 
@@ -108,18 +116,18 @@ def _beam_axes(n_steps: int, width: int, n_finished_rows: int) -> tuple[dict, di
     x_ticks = [-1, *range(0, n_steps, max(1, math.ceil(n_steps / 30)))]
     y_ticks = list(range(width + n_finished_rows))
     xaxis = {
-        "title": _title("step"),
+        "title": _title(_("step")),
         "tickvals": x_ticks,
-        "ticktext": ["start", *map(str, x_ticks[1:])],
+        "ticktext": [_("start"), *map(str, x_ticks[1:])],
         "range": [-1.6, max(n_steps, 1) - 0.4],
         "showgrid": False,
         "zeroline": False,
     }
     yaxis = {
-        "title": _title("beam (best at top)"),
+        "title": _title(_("beam (best at top)")),
         "autorange": "reversed",
         "tickvals": y_ticks,
-        "ticktext": [f"#{r}" if r < width else "finished" for r in y_ticks],
+        "ticktext": [f"#{r}" if r < width else _("finished") for r in y_ticks],
         "zeroline": False,
     }
     return xaxis, yaxis

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..i18n import _
 from .base import (
     _TOP_LEGEND,
     ACCENT,
@@ -34,10 +35,11 @@ def _bar_height(n_bars: int, per_bar: int) -> int:
     return _clamp(90 + per_bar * n_bars, 200, 640)
 
 
-_CANDIDATE_AXES = {
-    "xaxis": {"title": {"text": "probability"}, "range": [0, 1], "tickformat": ".0%", "showgrid": True},
-    "yaxis": {"title": {"text": "next token"}, "autorange": "reversed", "type": "category", "showgrid": False},
-}
+def _candidate_axes() -> dict[str, dict]:
+    return {
+        "xaxis": {"title": {"text": _("probability")}, "range": [0, 1], "tickformat": ".0%", "showgrid": True},
+        "yaxis": {"title": {"text": _("next token")}, "autorange": "reversed", "type": "category", "showgrid": False},
+    }
 
 
 def candidates_bar(tokens: Sequence[str], probs: Any, *, chosen: int | None = None, title: str = "") -> Figure:
@@ -66,7 +68,7 @@ def candidates_bar(tokens: Sequence[str], probs: Any, *, chosen: int | None = No
         textposition="auto",
         hovertemplate="%{y}<br>%{x:.2%}<extra></extra>",
     )
-    return _figure([bars], title, _bar_height(len(order), 26), **_CANDIDATE_AXES, showlegend=False)
+    return _figure([bars], title, _bar_height(len(order), 26), **_candidate_axes(), showlegend=False)
 
 
 def compare_candidates(
@@ -74,7 +76,7 @@ def compare_candidates(
     before: Any,
     after: Any,
     *,
-    labels: tuple[str, str] = ("before", "after"),
+    labels: tuple[str, str] | None = None,
     title: str = "",
 ) -> Figure:
     """Two next-token distributions over the same tokens as grouped horizontal bars (e.g. before and after
@@ -83,10 +85,11 @@ def compare_candidates(
     Args:
         tokens: the K token strings both distributions are shown for (plain text).
         before, after: (K,) probabilities under each condition.
-        labels: the legend names of the two conditions (plain text).
+        labels: the legend names of the two conditions (plain text); by default "before" and "after".
     """
     first = _probabilities(before, len(tokens), "before")
     second = _probabilities(after, len(tokens), "after")
+    labels = (_("before"), _("after")) if labels is None else labels
     if len(labels) != 2:
         raise ValueError(f"labels: expected 2 names, got {len(labels)}")
     order = [int(i) for i in np.argsort(-first, kind="stable")]
@@ -104,4 +107,5 @@ def compare_candidates(
         )
         for values, name, color in ((first, labels[0], MUTED), (second, labels[1], BAR_COLOR))
     ]
-    return _figure(bars, title, _bar_height(len(order), 40), **_CANDIDATE_AXES, barmode="group", legend=_TOP_LEGEND)
+    axes = _candidate_axes()
+    return _figure(bars, title, _bar_height(len(order), 40), **axes, barmode="group", legend=_TOP_LEGEND)

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ..i18n import _
 from .base import _TOP_LEGEND, DIVERGING_COLORSCALE, Figure, _as_array, _figure, _title, trace
 
 
@@ -24,15 +25,15 @@ def positional_heatmap(table: Any, *, title: str = "", height: int = 420) -> Fig
         zmin=-1.0,
         zmax=1.0,
         colorscale=DIVERGING_COLORSCALE,
-        colorbar={"title": {"text": "value", "side": "right"}, "thickness": 12},
-        hovertemplate="position %{y}<br>dimension %{x}<br>value %{z:.3f}<extra></extra>",
+        colorbar={"title": {"text": _("value"), "side": "right"}, "thickness": 12},
+        hovertemplate=_("position %{y}<br>dimension %{x}<br>value %{z:.3f}") + "<extra></extra>",
     )
     return _figure(
         [heatmap],
         title,
         height,
-        xaxis={"title": _title("dimension"), "showgrid": False, "zeroline": False},
-        yaxis={"title": _title("position"), "autorange": "reversed", "showgrid": False, "zeroline": False},
+        xaxis={"title": _title(_("dimension")), "showgrid": False, "zeroline": False},
+        yaxis={"title": _title(_("position")), "autorange": "reversed", "showgrid": False, "zeroline": False},
     )
 
 
@@ -53,8 +54,8 @@ def positional_curves(table: Any, dims: Sequence[int], *, title: str = "", heigh
             x=positions,
             y=values[:, d],
             mode="lines",
-            name=f"dim {d}",
-            hovertemplate="position %{x}<br>value %{y:.3f}",
+            name=_("dim {d}").format(d=d),
+            hovertemplate=_("position %{x}<br>value %{y:.3f}"),
         )
         for d in dims
     ]
@@ -62,8 +63,8 @@ def positional_curves(table: Any, dims: Sequence[int], *, title: str = "", heigh
         lines,
         title,
         height,
-        xaxis={"title": _title("position"), "zeroline": False},
-        yaxis={"title": _title("value"), "zeroline": True},
+        xaxis={"title": _title(_("position")), "zeroline": False},
+        yaxis={"title": _title(_("value")), "zeroline": True},
         hovermode="x unified",
         legend=_TOP_LEGEND,
     )
@@ -81,10 +82,10 @@ def position_similarity(table: Any, *, metric: str = "cosine", title: str = "", 
     if metric == "cosine":
         norms = np.linalg.norm(values, axis=1, keepdims=True)
         unit = values / np.where(norms > 0, norms, 1.0)
-        matrix, limit, bar_title = unit @ unit.T, 1.0, "cosine similarity"
+        matrix, limit, bar_title = unit @ unit.T, 1.0, _("cosine similarity")
     elif metric == "dot":
         matrix = values @ values.T
-        limit, bar_title = float(np.abs(matrix).max()) or 1.0, "dot product"
+        limit, bar_title = float(np.abs(matrix).max()) or 1.0, _("dot product")
     else:
         raise ValueError(f"metric must be 'cosine' or 'dot', got {metric!r}")
     heatmap = trace(
@@ -94,14 +95,14 @@ def position_similarity(table: Any, *, metric: str = "cosine", title: str = "", 
         zmax=limit,
         colorscale=DIVERGING_COLORSCALE,
         colorbar={"title": {"text": bar_title, "side": "right"}, "thickness": 12},
-        hovertemplate="position %{y} · position %{x}<br>%{z:.3f}<extra></extra>",
+        hovertemplate=_("position %{y} · position %{x}<br>%{z:.3f}") + "<extra></extra>",
     )
     return _figure(
         [heatmap],
         title,
         height,
         xaxis={
-            "title": _title("position"),
+            "title": _title(_("position")),
             "showgrid": False,
             "zeroline": False,
             "scaleanchor": "y",
@@ -109,7 +110,7 @@ def position_similarity(table: Any, *, metric: str = "cosine", title: str = "", 
         },
         # Square cells: whichever side is longer gives up room (`constrain`), never showing positions that do not exist.
         yaxis={
-            "title": _title("position"),
+            "title": _title(_("position")),
             "autorange": "reversed",
             "showgrid": False,
             "zeroline": False,

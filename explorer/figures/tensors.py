@@ -7,12 +7,14 @@ import base64
 import html
 import itertools
 import json
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from ..i18n import _
 from ..stages import Block
 from .attention import _ACCENT_RGB, _weights_rgb
 from .base import (
@@ -27,6 +29,7 @@ from .base import (
     escape_label,
     readable,
     shorten,
+    text_width,
 )
 
 
@@ -110,8 +113,9 @@ def _bars_html(panel: TensorPanel) -> str:
         text = "−∞" if off else format(value, panel.number_format)
         height = 0.0 if off else abs(value) / span * 100
         kind = ("up" if off or value >= 0 else "down") + (" masked" if off else "")
+        tip = _("{label}: {value} (masked)").format(label=name, value=text) if off else f"{name}: {text}"
         bars.append(
-            f'<div class="bar {kind}" title="{name}: {text}{" (masked)" if off else ""}" data-label="{name}" '
+            f'<div class="bar {kind}" title="{tip}" data-label="{name}" '
             f'data-value="{"-inf" if off else value!r}"><div class="bar-area" style="--zero: {top / span * 100:.1f}%">'
             f'<div class="bar-fill" style="height: {height:.1f}%"></div></div><span class="bar-value">{text}</span>'
             f'<span class="bar-label">{name}</span></div>'
@@ -144,20 +148,43 @@ _X_DECODER = _X_RANGE - _X_ENCODER
 
 def label_lines(label: str, chars: int) -> list[str]:
     """A block's label as the diagram writes it: on one line when it fits in `chars` characters, or else broken
-    where the label says it may be (a line break), and at spaces where a part is still too long."""
-    if len(whole := " ".join(label.split("\n"))) <= chars:
+    where the label says it may be (a line break), and at spaces where a part is still too long; Chinese text, which
+    has no spaces, between its characters (each as wide as two Latin ones, `text_width`)."""
+    if text_width(whole := " ".join(label.split("\n"))) <= chars:
         return [whole]
     lines = []
     for part in label.split("\n"):
         line = ""
-        for word in part.split(" "):
-            if line and len(line) + 1 + len(word) > chars:
+        for unit, spaced in _break_units(part):
+            joined = f"{line} {unit}" if line and spaced else line + unit
+            if line and text_width(joined) > chars:
                 lines.append(line)
-                line = word
+                line = unit
             else:
-                line = f"{line} {word}" if line else word
+                line = joined
         lines.append(line)
     return lines
+
+
+_NO_LINE_START = "，。、：；！？）》」』’”"  # Chinese punctuation that stays with the character before it
+_NO_LINE_END = "（《「『‘“"  # and that stays with the character after it
+
+
+def _break_units(part: str) -> list[tuple[str, bool]]:
+    """The pieces of `part` a line may break between, each with whether a space goes before it: its words (split at
+    spaces), and each Chinese character on its own (with the punctuation that may not start or end a line)."""
+    units: list[list] = []  # [text, space before, ends with a wide character]
+    for w, word in enumerate(part.split(" ")):
+        units.append(["", w > 0, False])
+        for char in word:
+            wide = unicodedata.east_asian_width(char) in "WF"
+            last = units[-1]
+            if not last[0] or (not wide and not last[2]) or char in _NO_LINE_START or last[0][-1] in _NO_LINE_END:
+                last[0] += char
+                last[2] = wide
+            else:
+                units.append([char, False, wide])
+    return [(text, spaced) for text, spaced, _wide in units]
 
 
 def architecture_diagram(
@@ -180,10 +207,10 @@ def architecture_diagram(
     drawing = _Drawing(_SIZES[compact], selected)
     left = drawing.column(encoder, _X_ENCODER, n_encoder, side=-1)
     right = drawing.column(decoder, _X_DECODER, n_decoder, side=+1)
-    tops = [top for _, top in [*left.values(), *right.values()]]
+    tops = [top for _bottom, top in [*left.values(), *right.values()]]
     cross = next((b.key for b in decoder if "cross_attention" in b.key and "norm" not in b.key), None)
     if left and cross:  # the encoder's output feeds every decoder layer's cross-attention
-        tops.append(drawing.memory(max(top for _, top in left.values()), right[cross]))
+        tops.append(drawing.memory(max(top for _bottom, top in left.values()), right[cross]))
     height = max(tops) + 6
     top_margin = 40 if title else 20
     figure = _figure(
@@ -271,7 +298,7 @@ class _Drawing:
         size = self.size
         start = encoder_top + size.room / 2 + size.gap + size.line  # above the frame: the encoder's output, named
         bottom, top = cross
-        named = {"text": "memory (S, d_model)", "size": size.font - 1}
+        named = {"text": _("memory (S, d_model)"), "size": size.font - 1}
         across = _arrow(_X_ENCODER, start, _X_DECODER - _BLOCK_W / 2, (bottom + top) / 2, **named)
         up = _arrow(_X_ENCODER, encoder_top, _X_ENCODER, start - size.line / 2 - 2)
         self.annotations += [across, up]

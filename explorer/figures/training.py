@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from .attention import ATTENTION_COLORAXIS
+from ..i18n import N_, _
+from .attention import attention_coloraxis
 from .base import (
     _HOVER_ATTENTION,
     _TOP_LEGEND,
@@ -33,7 +34,7 @@ from .base import (
 TRAIN_COLOR, HELD_OUT_COLOR, RATE_COLOR = "#636efa", "#EF553B", "#7f7f7f"
 WRONG_COLOR = "#d62728"
 # The three panels of the curves, top to bottom: their share of the height and the space between them.
-PANELS = (("loss", 0.40), ("exact match (%)", 0.35), ("learning rate", 0.25))
+PANELS = ((N_("loss"), 0.40), (N_("exact match (%)"), 0.35), (N_("learning rate"), 0.25))
 PANEL_GAP = 0.06
 
 
@@ -45,13 +46,13 @@ def training_curves(train: Sequence[dict], held_out: Sequence[dict], *, title: s
         train: records with "step", "loss", "exact" (0–1) and "lr".
         held_out: records with "step", "held_out_loss" and "held_out_exact" (0–1).
     """
-    step = "step %{x}<br>"
+    training, held = _("training batches"), _("held-out")
     lines = [
-        ("y", "training batches", train, "loss", TRAIN_COLOR, step + "training loss %{y:.3f}"),
-        ("y", "held-out", held_out, "held_out_loss", HELD_OUT_COLOR, step + "held-out loss %{y:.3f}"),
-        ("y2", "training batches", train, "exact", TRAIN_COLOR, step + "training exact match %{y:.1f}%"),
-        ("y2", "held-out", held_out, "held_out_exact", HELD_OUT_COLOR, step + "held-out exact match %{y:.1f}%"),
-        ("y3", "learning rate", train, "lr", RATE_COLOR, step + "learning rate %{y:.2e}"),
+        ("y", training, train, "loss", TRAIN_COLOR, _("step %{x}<br>training loss %{y:.3f}")),
+        ("y", held, held_out, "held_out_loss", HELD_OUT_COLOR, _("step %{x}<br>held-out loss %{y:.3f}")),
+        ("y2", training, train, "exact", TRAIN_COLOR, _("step %{x}<br>training exact match %{y:.1f}%")),
+        ("y2", held, held_out, "held_out_exact", HELD_OUT_COLOR, _("step %{x}<br>held-out exact match %{y:.1f}%")),
+        ("y3", _("learning rate"), train, "lr", RATE_COLOR, _("step %{x}<br>learning rate %{y:.2e}")),
     ]
     traces = []
     for axis, name, records, key, colour, hover in lines:
@@ -75,11 +76,12 @@ def training_curves(train: Sequence[dict], held_out: Sequence[dict], *, title: s
     for i, (label, share) in enumerate(PANELS):
         name = "yaxis" if i == 0 else f"yaxis{i + 1}"
         bottom = top - share * (1 - PANEL_GAP * (len(PANELS) - 1))
-        axes[name] = {"title": _title(label), "domain": [max(bottom, 0.0), top], "anchor": "x", "rangemode": "tozero"}
+        domain = [max(bottom, 0.0), top]
+        axes[name] = {"title": _title(_(label)), "domain": domain, "anchor": "x", "rangemode": "tozero"}
         top = bottom - PANEL_GAP
     axes["yaxis2"]["range"] = [0, 101]
     axes["yaxis3"]["exponentformat"] = "e"
-    xaxis = {"title": _title("step"), "rangemode": "tozero", "anchor": "y3"}  # its ticks under the lowest panel
+    xaxis = {"title": _title(_("step")), "rangemode": "tozero", "anchor": "y3"}  # its ticks under the lowest panel
     yaxis = axes.pop("yaxis")
     return _figure(traces, title, height, xaxis=xaxis, yaxis=yaxis, legend=_TOP_LEGEND, **axes)
 
@@ -102,8 +104,11 @@ def prediction_text(frame: ReplayFrame) -> str:
         f"<span style='color:{WRONG_COLOR}'><s>{escape_label(piece)}</s></span>" if wrong else escape_label(piece)
         for piece, wrong in zip(frame.prediction, frame.wrong, strict=True)
     ]
-    verdict = "right" if frame.prediction and not any(frame.wrong) else f"{sum(frame.wrong)} wrong"
-    return f"step {frame.step} · prediction: {' '.join(pieces) or '(nothing)'} · {verdict}"
+    prediction = " ".join(pieces) or _("(nothing)")
+    if frame.prediction and not any(frame.wrong):
+        return _("step {step} · prediction: {prediction} · right").format(step=frame.step, prediction=prediction)
+    text = _("step {step} · prediction: {prediction} · {count} wrong")
+    return text.format(step=frame.step, prediction=prediction, count=sum(frame.wrong))
 
 
 def probe_replay(
@@ -134,7 +139,7 @@ def probe_replay(
         x=axis_labels(key_tokens),
         y=axis_labels(query_tokens),
         coloraxis="coloraxis",
-        hovertemplate=_HOVER_ATTENTION + "<extra></extra>",
+        hovertemplate=_(_HOVER_ATTENTION) + "<extra></extra>",
     )
 
     def caption(frame: ReplayFrame) -> dict:
@@ -152,7 +157,7 @@ def probe_replay(
     slider = {
         "active": shown,
         "steps": steps,
-        "currentvalue": {"prefix": "training step ", "font": {"size": 13}},
+        "currentvalue": {"prefix": _("training step "), "font": {"size": 13}},
         "pad": {"t": 40, "b": 10},
         "len": 1.0,
         "x": 0,
@@ -164,7 +169,7 @@ def probe_replay(
         height or max(320, 200 + 22 * n_q),
         xaxis={"title": _title(x_title), "type": "category", "showgrid": False, "side": "bottom"},
         yaxis={"title": _title(y_title), "autorange": "reversed", "type": "category", "showgrid": False},
-        coloraxis=ATTENTION_COLORAXIS,
+        coloraxis=attention_coloraxis(),
         annotations=[caption(frames[shown])],
         sliders=[slider],
         margin={"l": 10, "r": 10, "t": 70 if title else 40, "b": 10},  # the prediction above the map
