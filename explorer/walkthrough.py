@@ -20,6 +20,7 @@ from transformer.worked import WorkedStep
 from . import figures, inside, render
 from .cache import SHARED, identity
 from .figures import TensorPanel
+from .i18n import N_, _, current, ngettext
 from .session import Explorer
 
 
@@ -47,23 +48,23 @@ class Kind:
     """What a section is, before any sentence: its key, heading, and which figures it has."""
 
     key: str
-    heading: str
+    heading: str  # in English (marked `N_`): `_(kind.heading)` where it is shown
     tensors: bool  # an HTML block of tensors (or the token chips)
     plot: bool  # a Plotly figure
 
 
 SECTIONS = (
-    Kind("tokens", "1 · Tokens", tensors=True, plot=False),
-    Kind("embedding", "2 · Embeddings + positions", tensors=True, plot=False),
-    Kind("scores", "3 · Queries, keys and scores", tensors=True, plot=True),
-    Kind("heads", "4 · Many heads, then W^O", tensors=True, plot=False),
-    Kind("add_norm", "5 · The residual connection and LayerNorm", tensors=True, plot=False),
-    Kind("ffn", "6 · The feed-forward network", tensors=True, plot=False),
-    Kind("masks", "7 · Masks: the decoder may not look ahead", tensors=False, plot=True),
-    Kind("cross", "8 · Cross-attention: reading the source", tensors=False, plot=True),
-    Kind("stacks", "9 · The stacks: the residual stream", tensors=True, plot=False),
-    Kind("output", "10 · Next-token probabilities", tensors=False, plot=True),
-    Kind("layers", "11 · What each layer would say", tensors=True, plot=False),
+    Kind("tokens", N_("1 · Tokens"), tensors=True, plot=False),
+    Kind("embedding", N_("2 · Embeddings + positions"), tensors=True, plot=False),
+    Kind("scores", N_("3 · Queries, keys and scores"), tensors=True, plot=True),
+    Kind("heads", N_("4 · Many heads, then W^O"), tensors=True, plot=False),
+    Kind("add_norm", N_("5 · The residual connection and LayerNorm"), tensors=True, plot=False),
+    Kind("ffn", N_("6 · The feed-forward network"), tensors=True, plot=False),
+    Kind("masks", N_("7 · Masks: the decoder may not look ahead"), tensors=False, plot=True),
+    Kind("cross", N_("8 · Cross-attention: reading the source"), tensors=False, plot=True),
+    Kind("stacks", N_("9 · The stacks: the residual stream"), tensors=True, plot=False),
+    Kind("output", N_("10 · Next-token probabilities"), tensors=False, plot=True),
+    Kind("layers", N_("11 · What each layer would say"), tensors=True, plot=False),
 )
 KEYS = tuple(kind.key for kind in SECTIONS)
 
@@ -135,8 +136,9 @@ def link(explorer: Explorer, key: str) -> Link:
 
 def tour(explorer: Explorer, worked: WorkedStep | None = None) -> tuple[Section, ...]:
     """Every section, in order, for the explorer's current step; shared by every user at the same step of the
-    same sentence with the same settings (`cache.SHARED`: the sections are never changed, their figures included)."""
-    key = ("tour", identity(explorer.checkpoint.model), explorer.state.computed())  # not the view chosen
+    same sentence with the same settings in the same language (`cache.SHARED`: the sections are never changed, their
+    figures included)."""
+    key = ("tour", identity(explorer.checkpoint.model), explorer.state.computed(), current())  # not the view chosen
     return SHARED.get(key, lambda: written_tour(explorer, worked))
 
 
@@ -147,7 +149,7 @@ def written_tour(explorer: Explorer, worked: WorkedStep | None = None) -> tuple[
     sections = []
     for kind in SECTIONS:
         text, tensors, plot = WRITERS[kind.key](explorer, thread)
-        sections.append(Section(kind, f"### {kind.heading}\n{text}", section_links[kind.key], tensors, plot))
+        sections.append(Section(kind, f"### {_(kind.heading)}\n{text}", section_links[kind.key], tensors, plot))
     return tuple(sections)
 
 
@@ -169,17 +171,48 @@ def percent(p: float) -> str:
     return "<1%" if 0 < p < 0.005 else f"{p:.0%}"
 
 
+def listed(items: list[str]) -> str:
+    """Items named one after another, as the reader's language separates them ("1, 3"; "1、3")."""
+    return _(", ").join(items)
+
+
 def tokens_section(explorer: Explorer, thread: Thread) -> tuple[str, str, None]:
     n_source, n_target = len(thread.source), len(thread.target)
-    written = " ".join(quoted(piece) for piece in thread.target[1:]) or "nothing yet"
-    text = (
-        f"Your sentence is cut into **{n_source} subword pieces** (SentencePiece; `▁` marks the start of a word), "
+    written = " ".join(quoted(piece) for piece in thread.target[1:]) or _("nothing yet")
+    text = _(
+        "Your sentence is cut into **{n_source} subword pieces** (SentencePiece; `▁` marks the start of a word), "
         "counting the end marker `</s>`, and each piece becomes an integer id: the encoder reads these ids. The "
-        f"decoder reads what it has written so far, after a start token {quoted(thread.target[0])}: {written}. This "
-        f"step predicts the piece that follows {quoted(thread.now)}, the one at position {n_target - 1} (positions, "
-        "layers and heads are counted from 0)."
+        "decoder reads what it has written so far, after a start token {start}: {written}. This step predicts the "
+        "piece that follows {now}, the one at position {position} (positions, layers and heads are counted from 0)."
+    ).format(
+        n_source=n_source,
+        start=quoted(thread.target[0]),
+        written=written,
+        now=quoted(thread.now),
+        position=n_target - 1,
     )
     return text, figures.token_chips_html(thread.source, thread.worked.source_embedding.ids.tolist()), None
+
+
+POSITION_FORMULA = (
+    "$PE_{(pos,2i)} = \\sin(pos / 10000^{2i/d_{model}})$, $PE_{(pos,2i+1)} = \\cos(pos / 10000^{2i/d_{model}})$"
+)
+SIZES = {  # the token's and the position's share of an embedded piece, by how their lengths compare
+    "similar": N_(
+        "For {piece} (id {id}, position {position}) the scaled embedding has length {token_length:.1f} and the "
+        "positional row {position_length:.1f}: similar in size, so where a piece stands is not drowned out by which "
+        "piece it is."
+    ),
+    "smaller": N_(
+        "For {piece} (id {id}, position {position}) the scaled embedding has length {token_length:.1f} and the "
+        "positional row {position_length:.1f}: smaller, so which piece it is weighs more than where it stands."
+    ),
+    "larger": N_(
+        "For {piece} (id {id}, position {position}) the scaled embedding has length {token_length:.1f} and the "
+        "positional row {position_length:.1f}: larger, so where a piece stands is not drowned out by which piece it "
+        "is."
+    ),
+}
 
 
 def embedding_section(explorer: Explorer, thread: Thread) -> tuple[str, str, None]:
@@ -188,29 +221,25 @@ def embedding_section(explorer: Explorer, thread: Thread) -> tuple[str, str, Non
     token_length = float((embedding.token_vectors[position] * embedding.scale).norm())
     position_length = float(embedding.positions[position].norm())
     if position_length == 0:
-        lengths = (
+        lengths = _(
             "Positions are **switched off** (in *Positions*): nothing is added, and the model cannot tell in "
             "which order the pieces came."
         )
     else:
         ratio = position_length / token_length
-        size = "similar in size" if 0.5 <= ratio <= 2 else ("smaller" if ratio < 0.5 else "larger")
-        if size == "smaller":
-            weighs = "which piece it is weighs more than where it stands."
-        else:
-            weighs = "where a piece stands is not drowned out by which piece it is."
-        lengths = (
-            f"For {quoted(thread.source[position])} (id {int(embedding.ids[position])}, position {position}) the "
-            f"scaled embedding has length {token_length:.1f} and the positional row {position_length:.1f}: {size}, "
-            f"so {weighs}"
+        size = "similar" if 0.5 <= ratio <= 2 else ("smaller" if ratio < 0.5 else "larger")
+        lengths = _(SIZES[size]).format(
+            piece=quoted(thread.source[position]),
+            id=int(embedding.ids[position]),
+            position=position,
+            token_length=token_length,
+            position_length=position_length,
         )
-    text = (
-        f"Each id picks a row of the embedding table E ({n_vocab:,} × {d_model}), and the row is multiplied by "
-        f"√d_model = {embedding.scale:.0f} (§3.4). Attention itself ignores order, so a **positional encoding** is "
-        "added (§3.5): $PE_{(pos,2i)} = \\sin(pos / 10000^{2i/d_{model}})$, "
-        "$PE_{(pos,2i+1)} = \\cos(pos / 10000^{2i/d_{model}})$. "
-        f"{lengths} The matrix X below, one row per piece, is what enters the first encoder layer."
-    )
+    text = _(
+        "Each id picks a row of the embedding table E ({n_vocab:,} × {d_model}), and the row is multiplied by "
+        "√d_model = {scale:.0f} (§3.4). Attention itself ignores order, so a **positional encoding** is added "
+        "(§3.5): {formula}. {lengths} The matrix X below, one row per piece, is what enters the first encoder layer."
+    ).format(n_vocab=n_vocab, d_model=d_model, scale=embedding.scale, formula=POSITION_FORMULA, lengths=lengths)
     title = f"X = E · √d_model + PE   (S, d_model) = {tuple(embedding.out.shape)}"
     panel = TensorPanel(title, embedding.out, y_labels=thread.source, highlight_row=position)
     return text, figures.tensor_panels_html([panel]), None
@@ -223,30 +252,43 @@ def scores_section(explorer: Explorer, thread: Thread) -> tuple[str, str, figure
     scores, weights = attention.scores[h, position], attention.weights[h, position]
     order = [int(i) for i in scores.argsort(descending=True) if bool(attention.allowed[position, i])]
     high, second, low = order[0], order[min(1, len(order) - 1)], order[-1]
-    text = (
+    text = _(
         "Every piece asks a **query** and offers a **key** and a **value**, three projections of its vector: "
         "$q = xW_Q$, $k = xW_K$, $v = xW_V$ (§3.2.1). A query's score against each key is their dot product "
-        f"divided by √d_k = √{d_k} = {d_k**0.5:.0f}; softmax turns the scores into weights that sum to 1.\n\n"
-        f"In encoder layer 0, head {h}, the query of {quoted(source[position])} has its highest score, "
-        f"{number(scores[high])}, against {quoted(source[high])}, the next, {number(scores[second])}, against "
-        f"{quoted(source[second])}, and the lowest, {number(scores[low])}, against {quoted(source[low])}; softmax "
-        f"gives {quoted(source[high])} weight {number(weights[high])}. Every query does the same at once: the map "
-        "below is $\\mathrm{softmax}(QK^\\top / \\sqrt{d_k})$, one row per query, and multiplying it by $V$ gives "
-        "the head's output."
+        "divided by √d_k = √{d_k} = {root:.0f}; softmax turns the scores into weights that sum to 1.\n\n"
+        "In encoder layer 0, head {head}, the query of {piece} has its highest score, {high_score}, against {high}, "
+        "the next, {second_score}, against {second}, and the lowest, {low_score}, against {low}; softmax gives "
+        "{high} weight {weight}. Every query does the same at once: the map below is {formula}, one row per query, "
+        "and multiplying it by $V$ gives the head's output."
+    ).format(
+        d_k=d_k,
+        root=d_k**0.5,
+        head=h,
+        piece=quoted(source[position]),
+        high_score=number(scores[high]),
+        high=quoted(source[high]),
+        second_score=number(scores[second]),
+        second=quoted(source[second]),
+        low_score=number(scores[low]),
+        low=quoted(source[low]),
+        weight=number(weights[high]),
+        formula="$\\mathrm{softmax}(QK^\\top / \\sqrt{d_k})$",
     )
     bars = {"kind": "bars", "x_labels": source, "number_format": ".2f"}
+    q_title = _("q of “{piece}”, head {head}").format(piece=source[position], head=h)
+    k_title = _("K, head {head}").format(head=h)
     panels = [
-        TensorPanel(f"q of “{source[position]}”, head {h}   (d_k,) = ({d_k},)", attention.q[h, position]),
-        TensorPanel(f"K, head {h}   (S, d_k) = {tuple(attention.k[h].shape)}", attention.k[h], y_labels=source),
-        TensorPanel("scores = q · k / √d_k   (S,)", scores, masked=~attention.allowed[position], **bars),
-        TensorPanel("weights = softmax(scores)   (S,)", weights, **bars),
+        TensorPanel(f"{q_title}   (d_k,) = ({d_k},)", attention.q[h, position]),
+        TensorPanel(f"{k_title}   (S, d_k) = {tuple(attention.k[h].shape)}", attention.k[h], y_labels=source),
+        TensorPanel(_("scores = q · k / √d_k") + "   (S,)", scores, masked=~attention.allowed[position], **bars),
+        TensorPanel(_("weights = softmax(scores)") + "   (S,)", weights, **bars),
     ]
     masked = None if bool(attention.allowed.all()) else (~attention.allowed).numpy()
     figure = figures.attention_heatmap(
         attention.weights[h].numpy(),
         source,
         source,
-        title=f"Encoder self-attention, layer 0, head {h}",
+        title=_("Encoder self-attention, layer 0, head {head}").format(head=h),
         highlight_query=position,
         family="encoder",
         masked=masked,
@@ -256,7 +298,7 @@ def scores_section(explorer: Explorer, thread: Thread) -> tuple[str, str, figure
 
 def heads_section(explorer: Explorer, thread: Thread) -> tuple[str, str, None]:
     attention, position = thread.worked.encoder[0].self_attention, thread.read
-    n_heads, _, d_k = attention.q.shape
+    n_heads, d_k = attention.q.shape[0], attention.q.shape[-1]
     d_model = attention.concat.shape[-1]
     by_piece: dict[int, list[int]] = {}
     for h in range(n_heads):
@@ -264,30 +306,46 @@ def heads_section(explorer: Explorer, thread: Thread) -> tuple[str, str, None]:
 
     def looking(piece: int, heads: list[int]) -> str:
         """What `heads` do at `piece`: "heads 0, 2 look most at “▁the” (0.61, 0.48)"."""
-        weights = ", ".join(number(attention.weights[h, position, piece]) for h in heads)
-        names = ", ".join(map(str, heads))
-        who = f"head {names} looks" if len(heads) == 1 else f"heads {names} look"
-        return f"{who} most at {quoted(thread.source[piece])} ({weights})"
+        return ngettext(
+            "head {heads} looks most at {piece} ({weights})",
+            "heads {heads} look most at {piece} ({weights})",
+            len(heads),
+        ).format(
+            heads=listed([str(h) for h in heads]),
+            piece=quoted(thread.source[piece]),
+            weights=listed([number(attention.weights[h, position, piece]) for h in heads]),
+        )
 
-    looks = "; ".join(looking(piece, heads) for piece, heads in by_piece.items())
+    looks = _("; ").join(looking(piece, heads) for piece, heads in by_piece.items())
     silenced = [str(h) for h in range(n_heads) if not bool(attention.kept[h])]
     if silenced:
-        zeros = f"Head {', '.join(silenced)} is silenced: its {d_k} numbers are zeros here."
+        zeros = _("Head {heads} is silenced: its {d_k} numbers are zeros here.").format(heads=listed(silenced), d_k=d_k)
     else:
-        zeros = f"If you silence a head in the *Masks and heads* tab, its {d_k} numbers are zeros here."
-    text = (
+        zeros = _("If you silence a head in the *Masks and heads* tab, its {d_k} numbers are zeros here.").format(
+            d_k=d_k
+        )
+    text = _(
         "One head makes a single weighted average; several can each look for something different (§3.2.2). The "
-        f"layer runs **{n_heads} heads** side by side, each with its own $W_Q, W_K, W_V$ that project to d_k = "
-        f"{d_k} numbers. At {quoted(thread.source[position])} in encoder layer 0, {looks}. The heads' outputs are "
-        f"put side by side, {n_heads} × {d_k} = {d_model} numbers, and $W^O$ ({d_model} × {d_model}) mixes them "
-        "into one vector: $\\mathrm{MultiHead} = \\mathrm{Concat}(head_0, \\dots, head_{H-1})\\,W^O$. " + zeros
+        "layer runs **{n_heads} heads** side by side, each with its own $W_Q, W_K, W_V$ that project to d_k = "
+        "{d_k} numbers. At {piece} in encoder layer 0, {looks}. The heads' outputs are put side by side, "
+        "{n_heads} × {d_k} = {d_model} numbers, and $W^O$ ({d_model} × {d_model}) mixes them into one vector: "
+        "{formula}. {zeros}"
+    ).format(
+        n_heads=n_heads,
+        d_k=d_k,
+        piece=quoted(thread.source[position]),
+        looks=looks,
+        d_model=d_model,
+        formula="$\\mathrm{MultiHead} = \\mathrm{Concat}(head_0, \\dots, head_{H-1})\\,W^O$",
+        zeros=zeros,
     )
     each_head = attention.heads[:, position]
+    each_title = _("each head's output at “{piece}”").format(piece=thread.source[position])
     panels = [
         TensorPanel(
-            f"each head's output at “{thread.source[position]}”   (H, d_k) = {tuple(each_head.shape)}",
+            f"{each_title}   (H, d_k) = {tuple(each_head.shape)}",
             each_head,
-            y_labels=[f"head {h}" for h in range(n_heads)],
+            y_labels=[_("head {head}").format(head=h) for h in range(n_heads)],
         ),
         TensorPanel(f"Concat   (H·d_k,) = ({d_model},)", attention.concat[position]),
         TensorPanel(f"Concat · W^O + b_O   (d_model,) = ({d_model},)", attention.out[position]),
@@ -299,23 +357,21 @@ def add_norm_section(explorer: Explorer, thread: Thread) -> tuple[str, str, None
     add_norm, position = thread.worked.encoder[0].self_attention_add_norm, thread.read
     mean, variance = float(add_norm.mean[position]), float(add_norm.variance[position])
     if add_norm.pre_norm:
-        how = (
+        how = _(
             "This model is **pre-norm**: LayerNorm comes *before* each sub-layer, and the sub-layer's output is "
-            "simply added to the stream, $x + \\mathrm{Sublayer}(\\mathrm{LayerNorm}(x))$; a final LayerNorm "
-            "closes each stack."
-        )
+            "simply added to the stream, {formula}; a final LayerNorm closes each stack."
+        ).format(formula="$x + \\mathrm{Sublayer}(\\mathrm{LayerNorm}(x))$")
     else:
-        how = (
-            "As in the paper (**post-norm**), the sum is normalised: "
-            "$\\mathrm{LayerNorm}(x + \\mathrm{Sublayer}(x))$ (§3.1)."
+        how = _("As in the paper (**post-norm**), the sum is normalised: {formula} (§3.1).").format(
+            formula="$\\mathrm{LayerNorm}(x + \\mathrm{Sublayer}(x))$"
         )
-    text = (
-        f"The attention's output does not replace the vector of {quoted(thread.source[position])}: it is **added** "
-        f"to it, the residual connection, so each sub-layer only learns a change. {how} Here the vector LayerNorm "
-        f"reads has mean {mean:.3f} and variance {variance:.3f}; LayerNorm brings them to 0 and 1, then scales each "
-        "dimension by γ and shifts it by β, both learned."
-    )
-    tensors, _ = inside.add_norm_view(add_norm, position, "")
+    text = _(
+        "The attention's output does not replace the vector of {piece}: it is **added** to it, the residual "
+        "connection, so each sub-layer only learns a change. {how} Here the vector LayerNorm reads has mean "
+        "{mean:.3f} and variance {variance:.3f}; LayerNorm brings them to 0 and 1, then scales each dimension by γ "
+        "and shifts it by β, both learned."
+    ).format(piece=quoted(thread.source[position]), how=how, mean=mean, variance=variance)
+    tensors, _caption = inside.add_norm_view(add_norm, position, "")
     return text, tensors, None
 
 
@@ -323,15 +379,29 @@ def ffn_section(explorer: Explorer, thread: Thread) -> tuple[str, str, None]:
     ffn, position = thread.worked.encoder[0].ffn, thread.read
     n_hidden, d_model = ffn.hidden.shape[-1], ffn.out.shape[-1]
     zeros = ffn.exactly_zero(position)
-    cut = " ReLU cuts every negative value to exactly 0:" if ffn.activation == "relu" else ""
-    text = (
-        "Then every position goes, on its own, through a two-layer network, the same at every position: "
-        f"$\\mathrm{{FFN}}(x) = \\mathrm{{{ffn.activation}}}(xW_1 + b_1)W_2 + b_2$ (§3.3), up to d_ff = {n_hidden} "
-        f"dimensions and back down to {d_model}.{cut} at {quoted(thread.source[position])} in encoder layer 0, "
-        f"{zeros} of the {n_hidden} hidden values are exactly zero ({zeros / n_hidden:.0%}). The FFN's output is "
-        "added and normalised like the attention's."
+    if ffn.activation == "relu":
+        hidden = _(
+            "ReLU cuts every negative value to exactly 0: at {piece} in encoder layer 0, {zeros} of the {n_hidden} "
+            "hidden values are exactly zero ({share:.0%})."
+        )
+    else:
+        hidden = _(
+            "At {piece} in encoder layer 0, {zeros} of the {n_hidden} hidden values are exactly zero ({share:.0%})."
+        )
+    hidden = hidden.format(
+        piece=quoted(thread.source[position]), zeros=zeros, n_hidden=n_hidden, share=zeros / n_hidden
     )
-    tensors, _ = inside.ffn_view(ffn, position, "")
+    text = _(
+        "Then every position goes, on its own, through a two-layer network, the same at every position: {formula} "
+        "(§3.3), up to d_ff = {n_hidden} dimensions and back down to {d_model}. {hidden} The FFN's output is added "
+        "and normalised like the attention's."
+    ).format(
+        formula=f"$\\mathrm{{FFN}}(x) = \\mathrm{{{ffn.activation}}}(xW_1 + b_1)W_2 + b_2$",
+        n_hidden=n_hidden,
+        d_model=d_model,
+        hidden=hidden,
+    )
+    tensors, _caption = inside.ffn_view(ffn, position, "")
     return text, tensors, None
 
 
@@ -341,30 +411,33 @@ def masks_section(explorer: Explorer, thread: Thread) -> tuple[str, None, figure
     hidden = int((~attention.allowed).sum())
     state = explorer.state
     if state.causal_mask:
-        how = (
-            f"The decoder has read {n} pieces. In its self-attention each position may look only at itself and "
+        how = _(
+            "The decoder has read {n} pieces. In its self-attention each position may look only at itself and "
             "the positions before it: the **causal mask** sets the scores above the diagonal to −∞ before the "
-            f"softmax, so their weights are exactly 0 (§3.2.3). Here that hides {hidden} of the {n * n} scores: "
-            f"{quoted(thread.target[0])} sees only itself, {quoted(thread.now)} sees all {n}. In training, the whole "
-            "translation is read at once, and the mask is what keeps a position from copying the word it must "
-            "predict."
-        )
+            "softmax, so their weights are exactly 0 (§3.2.3). Here that hides {hidden} of the {scores} scores: "
+            "{first} sees only itself, {now} sees all {n}. In training, the whole translation is read at once, and "
+            "the mask is what keeps a position from copying the word it must predict."
+        ).format(n=n, hidden=hidden, scores=n * n, first=quoted(thread.target[0]), now=quoted(thread.now))
     else:
-        how = (
+        how = _(
             "The **causal mask is off** (in *Masks and heads*): every position now sees the ones after it too. "
             "At this step that changes the earlier rows only; in training the model could copy the answer."
         )
-    text = how + (
-        " A separate **padding mask** hides `<pad>` keys when shorter sentences share a batch; a single sentence "
-        "has none (pad it in *Masks and heads* to see one)."
-    )
+    text = _(
+        "{how} A separate **padding mask** hides `<pad>` keys when shorter sentences share a batch; a single "
+        "sentence has none (pad it in *Masks and heads* to see one)."
+    ).format(how=how)
     snapshot = explorer.snapshot()
     tokens = snapshot.target_tokens
+    if state.causal_mask:
+        title = _("Decoder self-attention, layer 0 (causal mask on)")
+    else:
+        title = _("Decoder self-attention, layer 0 (causal mask OFF)")
     figure = figures.attention_heatmap(
         snapshot.decoder_self[0].mean(0).numpy(),
         tokens,
         tokens,
-        title=f"Decoder self-attention, layer 0 (causal mask {'on' if state.causal_mask else 'OFF'})",
+        title=title,
         highlight_query=len(tokens) - 1,
         family="decoder_self",
         masked=render.masked_cells(snapshot, state, "decoder_self"),
@@ -373,27 +446,34 @@ def masks_section(explorer: Explorer, thread: Thread) -> tuple[str, None, figure
 
 
 def cross_section(explorer: Explorer, thread: Thread) -> tuple[str, None, figures.Figure]:
-    n_layers = len(thread.worked.decoder)
     cross = thread.worked.decoder[-1].cross_attention
     weights = cross.weights[:, -1].mean(0)
     second = int(weights.argsort(descending=True)[min(1, len(thread.source) - 1)])
     heads = cross.weights[:, -1, thread.read]
-    read = quoted(thread.source[thread.read])
-    text = (
-        f"Between its self-attention and its FFN, each of the {n_layers} decoder layers has a **cross-attention** "
+    text = _(
+        "Between its self-attention and its FFN, each of the {n_layers} decoder layers has a **cross-attention** "
         "(the paper's encoder–decoder attention): the queries come from the decoder, the keys and values from the "
-        f"encoder's output, the *memory* (S × d_model = {tuple(thread.worked.memory.shape)}). Each layer's keys and "
-        "values of the memory are computed once, at the first step, and cached. This is where the translation "
-        f"looks at the source: in the last layer, averaged over the heads, the position of {quoted(thread.now)} "
-        f"reads {read} with weight {number(weights[thread.read])} and {quoted(thread.source[second])} with "
-        f"{number(weights[second])}; head {int(heads.argmax())} reads {read} most ({number(heads.max())})."
+        "encoder's output, the *memory* (S × d_model = {shape}). Each layer's keys and values of the memory are "
+        "computed once, at the first step, and cached. This is where the translation looks at the source: in the "
+        "last layer, averaged over the heads, the position of {now} reads {read} with weight {weight} and {second} "
+        "with {second_weight}; head {head} reads {read} most ({head_weight})."
+    ).format(
+        n_layers=len(thread.worked.decoder),
+        shape=tuple(thread.worked.memory.shape),
+        now=quoted(thread.now),
+        read=quoted(thread.source[thread.read]),
+        weight=number(weights[thread.read]),
+        second=quoted(thread.source[second]),
+        second_weight=number(weights[second]),
+        head=int(heads.argmax()),
+        head_weight=number(heads.max()),
     )
     snapshot = explorer.snapshot()
     figure = figures.attention_heatmap(
         snapshot.cross[-1].mean(0).numpy(),
         snapshot.target_tokens,
         snapshot.source_tokens,
-        title="Cross-attention, last layer, head average",
+        title=_("Cross-attention, last layer, head average"),
         highlight_query=len(snapshot.target_tokens) - 1,
         family="cross",
         masked=render.masked_cells(snapshot, explorer.state, "cross"),
@@ -403,27 +483,67 @@ def cross_section(explorer: Explorer, thread: Thread) -> tuple[str, None, figure
 
 def stacks_section(explorer: Explorer, thread: Thread) -> tuple[str, str, None]:
     worked = thread.worked
-    tensors, _ = inside.stacks_view(worked, thread.source, thread.target, thread.read)
+    tensors, _caption = inside.stacks_view(worked, thread.source, thread.target, thread.read)
     closeness = inside.stream_closeness(worked, "decoder", worked.position)[2].tolist()
     after_layer_0 = 3  # the embedding, then layer 0's three sub-layers: self-attention, cross-attention, FFN
-    norm = "" if worked.pre_norm else ", and LayerNorm rescales it after each addition"
-    text = (
-        f"The paper stacks N layers of the same shape, each with its own weights: here {len(worked.encoder)} in the "
-        f"encoder and {len(worked.decoder)} in the decoder. Each sub-layer reads the vector of every position and "
-        f"adds its output to it{norm}, so one vector per position flows up the stack, the *residual stream*. The "
-        f"last rows below follow the vector of {quoted(thread.now)} up the decoder. Its cosine similarity with the "
-        "vector that leaves the stack (1 = the same direction, 0 = unrelated) is "
-        f"{number(closeness[0])} after the embedding and "
-        f"{number(closeness[min(after_layer_0, len(closeness) - 1)])} after layer 0. Above them, "
-        f"{quoted(thread.source[thread.read])} goes up the encoder; its last row is the memory."
+    if worked.pre_norm:
+        flow = _(
+            "Each sub-layer reads the vector of every position and adds its output to it, so one vector per position "
+            "flows up the stack, the *residual stream*."
+        )
+    else:
+        flow = _(
+            "Each sub-layer reads the vector of every position and adds its output to it, and LayerNorm rescales it "
+            "after each addition, so one vector per position flows up the stack, the *residual stream*."
+        )
+    text = _(
+        "The paper stacks N layers of the same shape, each with its own weights: here {n_encoder} in the encoder and "
+        "{n_decoder} in the decoder. {flow} The last rows below follow the vector of {now} up the decoder. Its cosine "
+        "similarity with the vector that leaves the stack (1 = the same direction, 0 = unrelated) is {embedding} "
+        "after the embedding and {layer_0} after layer 0. Above them, {source} goes up the encoder; its last row is "
+        "the memory."
+    ).format(
+        n_encoder=len(worked.encoder),
+        n_decoder=len(worked.decoder),
+        flow=flow,
+        now=quoted(thread.now),
+        embedding=number(closeness[0]),
+        layer_0=number(closeness[min(after_layer_0, len(closeness) - 1)]),
+        source=quoted(thread.source[thread.read]),
     )
     return text, tensors, None
 
 
 STRATEGY_STEPS = {  # what Step does, by `ExplorerState.strategy`
-    "greedy": "This page decodes greedily: Step takes the most probable piece",
-    "sampling": "This page samples: Step draws a piece from these probabilities",
-    "beam": "This page runs beam search: Step extends the best beams",
+    "greedy": N_(
+        "This page decodes greedily: Step takes the most probable piece (the paper used beam search, width 4); "
+        "press **Step** and every section moves on."
+    ),
+    "sampling": N_(
+        "This page samples: Step draws a piece from these probabilities (the paper used beam search, width 4); "
+        "press **Step** and every section moves on."
+    ),
+    "beam": N_(
+        "This page runs beam search: Step extends the best beams (the paper used beam search, width 4); press "
+        "**Step** and every section moves on."
+    ),
+}
+COMPARED = {  # how the decoder's last vector becomes logits, by the output projection's matrix
+    "own": N_(
+        "The decoder's last vector at {now} ({size} numbers) is compared, by a dot product, with a matrix of its "
+        "own, W_out: one **logit** for each of the {vocabulary:,} pieces of the vocabulary (§3.4), then a softmax: "
+        "{formula}."
+    ),
+    "shared": N_(
+        "The decoder's last vector at {now} ({size} numbers) is compared, by a dot product, with every row of the "
+        "same table E as in section 2: one **logit** for each of the {vocabulary:,} pieces of the vocabulary "
+        "(§3.4), then a softmax: {formula}."
+    ),
+    "target": N_(
+        "The decoder's last vector at {now} ({size} numbers) is compared, by a dot product, with every row of the "
+        "target embedding table E: one **logit** for each of the {vocabulary:,} pieces of the vocabulary (§3.4), "
+        "then a softmax: {formula}."
+    ),
 }
 
 
@@ -435,30 +555,47 @@ def output_section(explorer: Explorer, thread: Thread) -> tuple[str, None, figur
     best = int(ids[0])
     runner = int(ids[1]) if len(ids) > 1 else best
     if not model.config.tie_output:
-        table, matrix = "a matrix of its own, W_out", "W_{out}"
+        table, matrix = "own", "W_{out}"
     elif model.src_embed.tokens is model.tgt_embed.tokens:
-        table, matrix = "every row of the same table E as in section 2", "E"
+        table, matrix = "shared", "E"
     else:
-        table, matrix = "every row of the target embedding table E", "E"
-    formula = f"$P(y_t \\mid y_{{<t}}, x) = \\mathrm{{softmax}}(h_t {matrix}^\\top)$"
+        table, matrix = "target", "E"
+    compared = _(COMPARED[table]).format(
+        now=quoted(thread.now),
+        size=output.final.numel(),
+        vocabulary=model.config.tgt_vocab_size,
+        formula=f"$P(y_t \\mid y_{{<t}}, x) = \\mathrm{{softmax}}(h_t {matrix}^\\top)$",
+    )
     if explorer.finished:
-        then = " This was the last step: it wrote `</s>`, and the translation is finished."
+        then = _("This was the last step: it wrote `</s>`, and the translation is finished.")
     else:
-        strategy = STRATEGY_STEPS[explorer.state.strategy]
-        then = f" {strategy} (the paper used beam search, width 4); press **Step** and every section moves on."
-    text = (
-        f"The decoder's last vector at {quoted(thread.now)} ({output.final.numel()} numbers) is compared, by a dot "
-        f"product, with {table}: one **logit** for each of the {model.config.tgt_vocab_size:,} pieces of the "
-        f"vocabulary (§3.4), then a softmax: {formula}. The highest logit is {number(output.logits[best])}, for "
-        f"{quoted(labels[0])}, which gets probability {float(probabilities[0]):.1%}; "
-        f"{quoted(tokenizer.target_piece(runner))} follows with {number(output.logits[runner])} and "
-        f"{float(output.probabilities[runner]):.1%}.{then}"
+        then = _(STRATEGY_STEPS[explorer.state.strategy])
+    text = _(
+        "{compared} The highest logit is {logit}, for {best}, which gets probability {probability:.1%}; {runner} "
+        "follows with {runner_logit} and {runner_probability:.1%}. {then}"
+    ).format(
+        compared=compared,
+        logit=number(output.logits[best]),
+        best=quoted(labels[0]),
+        probability=float(probabilities[0]),
+        runner=quoted(tokenizer.target_piece(runner)),
+        runner_logit=number(output.logits[runner]),
+        runner_probability=float(output.probabilities[runner]),
+        then=then,
     )
     top_ids = ids.tolist()
     written = top_ids.index(thread.worked.chosen) if explorer.finished and thread.worked.chosen in top_ids else None
-    title = f"After {quoted(thread.now)}: the {inside.TOP} most probable"
+    title = _("After {piece}: the {count} most probable").format(piece=quoted(thread.now), count=inside.TOP)
     figure = figures.candidates_bar(labels, probabilities.tolist(), chosen=written, title=title)
     return text, None, figure
+
+
+LAYER_SAYS = {  # what a layer picks, by (whether it is the last layer, whether it picks the chosen piece)
+    (False, True): N_("layer {layer} picks {piece} ({probability})"),
+    (True, True): N_("layer {layer}, the real output, picks {piece} ({probability})"),
+    (False, False): N_("layer {layer} picks {picked} ({piece} {probability})"),
+    (True, False): N_("layer {layer}, the real output, picks {picked} ({piece} {probability})"),
+}
 
 
 def layers_section(explorer: Explorer, thread: Thread) -> tuple[str, str, None]:
@@ -470,29 +607,34 @@ def layers_section(explorer: Explorer, thread: Thread) -> tuple[str, str, None]:
 
     def says(prediction) -> str:
         """What the layer of `prediction` picks ("layer 1 picks “▁drei” (84%)"), with the chosen piece's probability."""
-        real = ", the real output," if prediction.layer == last else ""
-        probability = percent(prediction.chosen_probability)
-        if prediction.top_ids[0] == chosen:
-            return f"layer {prediction.layer}{real} picks {quoted(name)} ({probability})"
-        picked = quoted(tokenizer.target_piece(prediction.top_ids[0]))
-        return f"layer {prediction.layer}{real} picks {picked} ({quoted(name)} {probability})"
+        return _(LAYER_SAYS[prediction.layer == last, prediction.top_ids[0] == chosen]).format(
+            layer=prediction.layer,
+            piece=quoted(name),
+            probability=percent(prediction.chosen_probability),
+            picked=quoted(tokenizer.target_piece(prediction.top_ids[0])),
+        )
 
-    said = "; ".join(says(prediction) for prediction in predictions)
+    said = _("; ").join(says(prediction) for prediction in predictions)
     on_top = [prediction.top_ids[0] == chosen for prediction in predictions]
     first = next((i for i in range(len(on_top)) if all(on_top[i:])), None)  # from here on it stays first
     if first is None:
-        known = f"Not even the last layer ranks {quoted(name)} first."
+        known = _("Not even the last layer ranks {piece} first.").format(piece=quoted(name))
     elif first == last:
-        known = f"Only the last layer ranks {quoted(name)} first."
+        known = _("Only the last layer ranks {piece} first.").format(piece=quoted(name))
     else:
-        known = f"{quoted(name)} is ranked first from layer {first} on."
-    final_norm = " (with the final LayerNorm)" if thread.worked.pre_norm else ""
-    text = (
-        "When does the model know? Put each decoder layer's output at this position through the final projection "
-        f"as if no layer came after it (the *logit lens*){final_norm}: {said}. {known}"
-    )
-    tensors, _ = inside.layers_view(thread.worked, explorer)
-    return text, tensors, None
+        known = _("{piece} is ranked first from layer {layer} on.").format(piece=quoted(name), layer=first)
+    if thread.worked.pre_norm:
+        lens = _(
+            "When does the model know? Put each decoder layer's output at this position through the final "
+            "projection as if no layer came after it (the *logit lens*) (with the final LayerNorm): {said}. {known}"
+        )
+    else:
+        lens = _(
+            "When does the model know? Put each decoder layer's output at this position through the final "
+            "projection as if no layer came after it (the *logit lens*): {said}. {known}"
+        )
+    tensors, _caption = inside.layers_view(thread.worked, explorer)
+    return lens.format(said=said, known=known), tensors, None
 
 
 WRITERS = {  # each section's writer, by its key (`Kind.key`)

@@ -10,12 +10,14 @@ import gradio as gr
 from gradio.components import Component
 
 from explorer import Explorer, walkthrough
+from explorer.i18n import N_
 
+from ..i18n import T
 from ..panel import FIT_PLOTS_JS, Frame, PageAccess, Panel, Updates
 from ..runtime import QUICK
 from .inside import HOVER_JS
 
-HINT = (
+HINT = N_(
     "A tour of the computation of the next token, stage by stage, for a student who has read the paper once. "
     "Every number is your own sentence's at the current step, and follows every Step, Back, Run and setting; "
     "each section's button opens its stage in *Inside a step*."
@@ -39,11 +41,11 @@ class Section:
 
     def __init__(self, kind: walkthrough.Kind):
         self.kind = kind
-        self.text = gr.Markdown(f"### {kind.heading}", latex_delimiters=LATEX, elem_id=f"walkthrough-{kind.key}")
+        self.text = gr.Markdown("### " + T(kind.heading), latex_delimiters=LATEX, elem_id=f"walkthrough-{kind.key}")
         self.tensors = gr.HTML(elem_id=f"walkthrough-{kind.key}-tensors", js_on_load=HOVER_JS) if kind.tensors else None
         self.plot = gr.Plot(show_label=False, elem_id=f"walkthrough-{kind.key}-plot") if kind.plot else None
         self.link = gr.Button(
-            "Open this stage in Inside a step →",
+            T("Open this stage in Inside a step →"),
             size="sm",
             elem_id=f"walkthrough-{kind.key}-link",
             elem_classes="walkthrough-link",
@@ -67,8 +69,8 @@ class WalkthroughTab(Panel):
 
     def __init__(self, page: PageAccess):
         super().__init__(page)
-        with page.tab("Walkthrough", self.tab):
-            gr.Markdown(HINT, elem_id="walkthrough-hint")
+        with page.tab(T("Walkthrough"), self.tab):
+            gr.Markdown(T(HINT), elem_id="walkthrough-hint")
             self.sections = [Section(kind) for kind in walkthrough.SECTIONS]
         self.outputs = [component for section in self.sections for component in section.outputs]
 
