@@ -11,15 +11,18 @@ from typing import Any
 import gradio as gr
 
 from explorer import MAX_BEAM_WIDTH, MAX_OUTPUT_TOKENS, Explorer, ExplorerError, render
+from explorer.i18n import N_, _, ngettext
 from explorer.state import STRATEGIES
 
 from . import gradio_patch, runtime
 from .i18n import T
 from .panel import Frame, PageAccess, Panel, Updates
 from .runtime import QUICK, one_at_a_time, uses_gpu
-from .settings import DEFAULTS
+from .settings import DEFAULTS, Settings
 
 TEXT_EVERY_S = 0.1  # a Run sends its text this often, at most (its first token at once)
+# The strategies as the page names them (`STRATEGIES`: the values it sends).
+STRATEGY_LABELS = {"greedy": N_("greedy"), "sampling": N_("sampling"), "beam": N_("beam")}
 
 
 class Runs:
@@ -67,9 +70,19 @@ RUNS = Runs()
 
 
 def stopped_message(tokens: int, started: bool = True) -> str:
-    counted = f"{tokens} token{'s' * (tokens != 1)}"
-    said = f"Stopped after {counted}" if started else f"Stopped before it started, at {counted}"
-    return f"{said}: Step, Run or Back go on from here."
+    if started:
+        said = ngettext(
+            "Stopped after {count} token: Step, Run or Back go on from here.",
+            "Stopped after {count} tokens: Step, Run or Back go on from here.",
+            tokens,
+        )
+    else:
+        said = ngettext(
+            "Stopped before it started, at {count} token: Step, Run or Back go on from here.",
+            "Stopped before it started, at {count} tokens: Step, Run or Back go on from here.",
+            tokens,
+        )
+    return said.format(count=tokens)
 
 
 def limit_message(explorer: Explorer) -> str:
@@ -79,12 +92,14 @@ def limit_message(explorer: Explorer) -> str:
     if len(explorer.state.choices) < limit:
         return ""
     positions = explorer.checkpoint.model.config.max_positions
-    why = (
-        f"the model reads at most {positions} positions"
-        if limit < explorer.state.max_output_tokens
-        else "Max output tokens"
-    )
-    return f"The output reached its length limit of {limit} tokens ({why}), where it has to end."
+    if limit < explorer.state.max_output_tokens:
+        said = _(
+            "The output reached its length limit of {limit} tokens (the model reads at most {positions} positions), "
+            "where it has to end."
+        )
+    else:
+        said = _("The output reached its length limit of {limit} tokens (Max output tokens), where it has to end.")
+    return said.format(limit=limit, positions=positions)
 
 
 class DecodingPanel(Panel):
@@ -94,7 +109,10 @@ class DecodingPanel(Panel):
         with gr.Accordion(T("Decoding settings"), open=True, elem_id="decoding-settings") as self.settings_box:
             with gr.Row():
                 strategy = gr.Radio(
-                    list(STRATEGIES), value=DEFAULTS["strategy"], label=T("Decoding"), elem_id="strategy"
+                    [(T(STRATEGY_LABELS[name]), name) for name in STRATEGIES],
+                    value=DEFAULTS["strategy"],
+                    label=T("Decoding"),
+                    elem_id="strategy",
                 )
                 max_tokens = gr.Slider(
                     1, MAX_OUTPUT_TOKENS, value=DEFAULTS["max_output_tokens"], step=1, label=T("Max output tokens")
@@ -118,8 +136,8 @@ class DecodingPanel(Panel):
         self.output_text = gr.Textbox(label=T("Output so far"), interactive=False, elem_id="output-text")
         with gr.Row():
             with gr.Column():
-                self.candidates = gr.Plot(label="Next-token candidates", show_label=False, elem_id="candidates-plot")
-                gr.Markdown(render.CANDIDATES_CAPTION, elem_id="candidates-caption", elem_classes="caption")
+                self.candidates = gr.Plot(label=T("Next-token candidates"), show_label=False, elem_id="candidates-plot")
+                gr.Markdown(T(render.CANDIDATES_CAPTION), elem_id="candidates-caption", elem_classes="caption")
             with gr.Column():
                 self.force_choice = gr.Radio([], label=T("Force one of the candidates"), elem_id="force-choice")
                 self.force_text = gr.Textbox(
@@ -214,10 +232,10 @@ class DecodingPanel(Panel):
         """Stop the user's Run: the Run then ends its stream, drawing the page for the step where it halted."""
         if not isinstance(explorer, Explorer):
             return gr.skip()
-        with explorer.lock:
+        with one_at_a_time(explorer):
             if RUNS.stop(explorer, queued=gradio_patch.waiting(request, "run")):
                 return gr.skip()
-            return f"Nothing is running: the output has {len(explorer.state.choices)} tokens."
+            return _("Nothing is running: the output has {count} tokens.").format(count=len(explorer.state.choices))
 
     def run(self, explorer, *values):
         """Step to the end, sending the text as it grows (the first token at once, then at most every
@@ -225,30 +243,34 @@ class DecodingPanel(Panel):
         second behind the server; see BENCHMARKS.md). Each message costs the page about as much as a Step's answer
         without its figures, whatever it holds (every output of the event is handled), so a quick Run sends few."""
         page = self.page
+        language = Settings.from_values(values)["language"]
         try:
-            with one_at_a_time(explorer):
+            with one_at_a_time(explorer, language):
                 before = explorer.state if isinstance(explorer, Explorer) else None
-                explorer, _ = page.explorer_with(explorer, values)
+                explorer, _note = page.explorer_with(explorer, values)
                 light = explorer.state == before
                 ticket = RUNS.start(explorer)
+                running = _("Running…")
             started, message, sent = time.monotonic(), "", 0.0
             while ticket is not None:
-                with explorer.lock:  # per token, never across a yield: a Run that is not resumed holds no lock
+                with one_at_a_time(explorer):  # per token, never across a yield: a Run not resumed holds no lock
                     if not RUNS.may_step(explorer, ticket):  # Stop, or a newer Run
                         message = stopped_message(len(explorer.state.choices))
                         break
                     if explorer.at_end:
                         break
                     if time.monotonic() - started > runtime.RUN_BUDGET_S:  # a shared machine: nobody holds it long
-                        message = f"Run stopped after {runtime.RUN_BUDGET_S:g} s (the time budget); press Run to go on."
+                        message = _("Run stopped after {seconds:g} s (the time budget); press Run to go on.").format(
+                            seconds=runtime.RUN_BUDGET_S
+                        )
                         break
                     explorer.step()
                     if time.monotonic() - sent < TEXT_EVERY_S:
                         continue
                     text = explorer.checkpoint.tokenizer.decode_target(explorer.decoding.output_ids)
                 sent = time.monotonic()
-                yield {page.explorer: explorer, self.status: "Running…", self.output_text: text}
-            with explorer.lock:
+                yield {page.explorer: explorer, self.status: running, self.output_text: text}
+            with one_at_a_time(explorer):
                 if ticket is None:
                     message = stopped_message(len(explorer.state.choices), started=False)
                 else:
@@ -256,4 +278,6 @@ class DecodingPanel(Panel):
                 final = page.refreshed(explorer, message, light=light)
             yield page.moved(final)
         except ExplorerError as error:
-            yield page.moved(page.refreshed(explorer if isinstance(explorer, Explorer) else None, str(error)))
+            with one_at_a_time(explorer, language):  # made here, yielded once the explorer is let go
+                failed = page.moved(page.refreshed(explorer if isinstance(explorer, Explorer) else None, str(error)))
+            yield failed

@@ -12,8 +12,10 @@ from typing import Any
 
 import gradio as gr
 from gradio.components import Component
+from gradio.i18n import I18nData
 
 from explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry, cache, figures
+from explorer.i18n import N_, _, speaking
 from explorer.training import TrainingPool
 
 from . import api
@@ -26,7 +28,7 @@ from .sentence import SentencePanel
 from .settings import NAMES, Settings, with_settings
 from .tabs import TABS
 
-EMPTY_SENTENCE = "The sentence box is empty: type a sentence, or click one of the examples."
+EMPTY_SENTENCE = N_("The sentence box is empty: type a sentence, or click one of the examples.")
 
 
 def enlarged_for_presentation(updates: Updates, state: ExplorerState) -> Updates:
@@ -54,8 +56,8 @@ class Page:
         self.tabs: gr.Tabs  # the views, one tab each
         self.tab_by_key: dict[str, gr.Tab] = {}
 
-    def tab(self, label: str, key: str) -> gr.Tab:
-        """A tab of the views (use it as `with page.tab("Positions", "positions"):`), known by `key` to the
+    def tab(self, label: str | I18nData, key: str) -> gr.Tab:
+        """A tab of the views (use it as `with page.tab(T("Positions"), "positions"):`), known by `key` to the
         state (`ExplorerState.tab`), whose figures fill their width whenever it is opened."""
         opened = self.tab_by_key[key] = gr.Tab(label, id=key)
         opened.select(None, None, None, js=FIT_PLOTS_JS, api_visibility="private")
@@ -175,8 +177,9 @@ class Page:
         message), then refresh. `moves`: it only moves through the decoding (Step, Back, forcing)."""
 
         def handler(explorer, *values):
+            settings = Settings.from_values(values)
             try:
-                with one_at_a_time(explorer):
+                with one_at_a_time(explorer, settings["language"]):
                     before = explorer.state if isinstance(explorer, Explorer) else None
                     explorer, note = self.explorer_with(explorer, values)
                     light = moves and explorer.state == before and not note
@@ -184,10 +187,11 @@ class Page:
                     if note:  # the sentence changed: the text box shows the new one
                         updates[self.control("source")] = explorer.state.source
             except ExplorerError as error:
-                message = str(error)
-                if not Settings.from_values(values)["source"].strip():  # an empty box: nothing of the old one stays
-                    explorer, message = None, EMPTY_SENTENCE
-                updates = self.refreshed(explorer if isinstance(explorer, Explorer) else None, message)
+                with one_at_a_time(explorer, settings["language"]):
+                    message = str(error)
+                    if not settings["source"].strip():  # an empty box: nothing of the old one stays
+                        explorer, message = None, _(EMPTY_SENTENCE)
+                    updates = self.refreshed(explorer if isinstance(explorer, Explorer) else None, message)
             return self.moved(updates) if moves else updates
 
         return uses_gpu(handler)
@@ -222,14 +226,17 @@ class Page:
 
         def handler(explorer, *values):
             settings, extra = values[:n_settings], values[n_settings:]
+            language = Settings.from_values(settings)["language"]
             try:
-                with one_at_a_time(explorer):
-                    explorer, _ = self.explorer_with(explorer, settings)
+                with one_at_a_time(explorer, language):
+                    explorer, _note = self.explorer_with(explorer, settings)
                     if hold:
                         return enlarged_for_presentation(compute(explorer, *extra), explorer.state)
-                return enlarged_for_presentation(compute(explorer, *extra), explorer.state)
+                with speaking(explorer.state.language):  # not holding the explorer, in the user's language all the same
+                    return enlarged_for_presentation(compute(explorer, *extra), explorer.state)
             except ExplorerError as error:
-                return failed(error)
+                with speaking(language):
+                    return failed(error)
 
         return uses_gpu(handler)
 

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 import gradio as gr
 from gradio.components import Component
+from gradio.i18n import I18nData
 
 from explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry, StepSnapshot, inside
 from explorer.training import TrainingPool
@@ -80,7 +81,7 @@ class PageAccess(Protocol):
 
     def message_line(self) -> gr.Markdown: ...
 
-    def tab(self, label: str, key: str) -> gr.Tab: ...
+    def tab(self, label: str | I18nData, key: str) -> gr.Tab: ...
 
     def selected_tab(self, key: str) -> gr.Tabs: ...
 

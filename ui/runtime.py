@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from explorer import Explorer
-from explorer.i18n import speaking
+from explorer.i18n import DEFAULT, speaking
 
 QUICK_CONCURRENCY = int(os.environ.get("EXPLORER_QUICK_CONCURRENCY", 2))
 LONG_CONCURRENCY = int(os.environ.get("EXPLORER_LONG_CONCURRENCY", 1))
@@ -35,12 +35,14 @@ def uses_gpu(handler: Callable) -> Callable:
 
 
 @contextlib.contextmanager
-def one_at_a_time(explorer: Any):
+def one_at_a_time(explorer: Any, language: str | None = None):
     """Hold the user's explorer for one action, which speaks the user's language (`explorer.i18n.speaking`): a
-    page's events can run in parallel (the quick and long queues). Nothing to hold before the user has an
-    explorer."""
+    page's events can run in parallel (the quick and long queues). `language`: the one the action's settings send
+    (the page's switch, which the explorer takes during the action), else the explorer's. Nothing to hold before the
+    user has an explorer."""
     if not isinstance(explorer, Explorer):
-        yield
+        with speaking(language or DEFAULT):
+            yield
         return
-    with explorer.lock, speaking(explorer.state.language):
+    with explorer.lock, speaking(language or explorer.state.language):
         yield

@@ -7,6 +7,7 @@ import html
 import gradio as gr
 
 from explorer import Explorer, ExplorerError, ModelRegistry, render
+from explorer.i18n import _, ngettext, speaking
 from explorer.registry import PersonalRegistry
 
 from .i18n import T
@@ -49,9 +50,9 @@ class SentencePanel(Panel):
             # screen keeps its room for Step and the views
             self.examples = gr.Dataset(
                 components=["textbox"],
-                samples=[[sentence] for sentence, _ in examples],
-                label="Examples",
-                sample_labels=[label for _, label in examples],
+                samples=[[sentence] for sentence, _label in examples],
+                label=T("Examples"),
+                sample_labels=[label for _sentence, label in examples],
                 elem_id="examples",
                 show_label=False,
             )
@@ -82,7 +83,8 @@ class SentencePanel(Panel):
         examples = registry.examples(frame.state.model)
         return {
             self.examples: gr.update(
-                samples=[[sentence] for sentence, _ in examples], sample_labels=[label for _, label in examples]
+                samples=[[sentence] for sentence, _label in examples],
+                sample_labels=[_(label) for _sentence, label in examples],  # a failure's label says why
             ),
             # after a failed load, back to the model in use; the user's own models among the choices
             self.model: gr.update(value=frame.state.model, choices=self.choices(registry)),
@@ -96,7 +98,7 @@ class SentencePanel(Panel):
         page = self.page
         self.model.input(
             self.prepare_model,
-            [self.model, page.explorer],
+            [self.model, page.explorer, page.control("language")],
             [self.model_message, self.model],
             api_visibility="private",
         ).then(page.apply, page.inputs, page.outputs, api_visibility="private")
@@ -115,22 +117,30 @@ class SentencePanel(Panel):
             return {self.page.explorer: gr.skip()}
         return self.page.apply(explorer, *values)
 
-    def prepare_model(self, name: str, explorer, progress=gr.Progress(track_tqdm=True)) -> dict:  # noqa: B008
+    def prepare_model(
+        self,
+        name: str,
+        explorer,
+        language: str,
+        progress=gr.Progress(track_tqdm=True),  # noqa: B008
+    ) -> dict:
         """Load (and for a Hub model, download, with progress) before anything is computed with it. A model that
-        cannot be loaded is said so beside the picker, and the picker goes back to the model in use."""
+        cannot be loaded is said so beside the picker, and the picker goes back to the model in use. In the page's
+        `language`; the user's explorer stays free meanwhile (a download can take minutes)."""
         name = (name or "").strip()
-        progress(0, desc=f"Loading {name}")
-        registry = self.page.registry_of(explorer)
-        try:
-            registry.get(name)
-        except ExplorerError as error:
-            in_use = explorer.state.model if isinstance(explorer, Explorer) else self.model.value
-            return {
-                self.model_message: f"**{html.escape(name[:100])}** could not be loaded: {html.escape(str(error))}",
-                self.model: gr.update(value=in_use, choices=self.choices(registry)),
-            }
-        choices = self.choices(registry)  # a Hub model now downloaded: no mark
-        return {self.model_message: "", self.model: gr.update(choices=choices)}
+        with speaking(language):
+            progress(0, desc=_("Loading {model}").format(model=name))
+            registry = self.page.registry_of(explorer)
+            try:
+                registry.get(name)
+            except ExplorerError as error:
+                in_use = explorer.state.model if isinstance(explorer, Explorer) else self.model.value
+                failed = _("**{model}** could not be loaded: {error}").format(
+                    model=html.escape(name[:100]), error=html.escape(str(error))
+                )
+                return {self.model_message: failed, self.model: gr.update(value=in_use, choices=self.choices(registry))}
+            choices = self.choices(registry)  # a Hub model now downloaded: no mark
+            return {self.model_message: "", self.model: gr.update(choices=choices)}
 
 
 def unknown_note(explorer: Explorer) -> str:
@@ -139,8 +149,11 @@ def unknown_note(explorer: Explorer) -> str:
     if not unknown:
         return ""
     shown = ", ".join(f"“{piece.lstrip('▁')}”" for piece in unknown[:8]) + (" …" if len(unknown) > 8 else "")
-    return (
-        f"{explorer.state.model} does not know {shown}: it reads {'it' if len(unknown) == 1 else 'each'} as <unk>, "
-        f"so the translation cannot contain {'it' if len(unknown) == 1 else 'them'}. Try a sentence in the "
-        f"model's own language, or one of its examples."
+    said = ngettext(
+        "{model} does not know {pieces}: it reads it as <unk>, so the translation cannot contain it. Try a sentence "
+        "in the model's own language, or one of its examples.",
+        "{model} does not know {pieces}: it reads each as <unk>, so the translation cannot contain them. Try a "
+        "sentence in the model's own language, or one of its examples.",
+        len(unknown),
     )
+    return said.format(model=explorer.state.model, pieces=shown)

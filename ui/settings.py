@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from explorer import MAX_SOURCE_CHARS, Explorer, ExplorerError, ExplorerState, ModelRegistry
+from explorer.i18n import N_, _
 from explorer.render import FAMILY_NAMES
 from explorer.session import unknown_pieces
 from transformer.model import HeadRef
@@ -43,6 +44,14 @@ def head_choices(n_heads: int) -> list[str]:
     return [HEAD_AVERAGE, ALL_HEADS, *(f"head {h}" for h in range(n_heads))]
 
 
+def head_options(n_heads: int) -> list[tuple[str, str]]:
+    """`head_choices` as the head control shows them, in the user's language: (label, value) pairs."""
+    one = _("head {head}")
+    labels = {HEAD_AVERAGE: _("average"), ALL_HEADS: _("all heads")}
+    labels |= {f"head {head}": one.format(head=head) for head in range(n_heads)}
+    return [(labels[value], value) for value in head_choices(n_heads)]
+
+
 def head_choice(state: ExplorerState) -> str:
     """The head control's value for a state (the inverse of `parse_head`)."""
     if state.grid:
@@ -60,7 +69,7 @@ def parse_head(choice: str | None) -> tuple[int | None, bool]:
     try:
         return int(str(choice).removeprefix("head ").strip()), False
     except ValueError:
-        raise ExplorerError(f"unknown head choice {choice!r}") from None
+        raise ExplorerError(_("unknown head choice {choice!r}").format(choice=choice)) from None
 
 
 def head_label(ref: HeadRef) -> str:
@@ -69,12 +78,29 @@ def head_label(ref: HeadRef) -> str:
     return f"{family} · layer {layer} · head {head}"
 
 
+# A head as the silenced-heads checkboxes show it, by family (in English as `head_label` writes it; `head_caption`).
+HEAD_CAPTIONS = {
+    "encoder": N_("encoder · layer {layer} · head {head}"),
+    "decoder_self": N_("decoder_self · layer {layer} · head {head}"),
+    "cross": N_("cross · layer {layer} · head {head}"),
+}
+
+
+def head_caption(ref: HeadRef) -> str:
+    """A head as the checkboxes show it, in the user's language (`head_label` in English: the value they send)."""
+    family, layer, head = ref
+    return _(HEAD_CAPTIONS[family]).format(layer=layer, head=head)
+
+
 def parse_head_ref(text: str) -> HeadRef:
     """A head named as the page does ("cross · layer 1 · head 3", `head_label`) or as the API does ("cross:1:3")."""
     match = HEAD_REF.fullmatch(str(text))
     if match is None:
         raise ExplorerError(
-            f"not a head: {text!r} (a head is written family:layer:head, e.g. cross:0:1, or cross · layer 0 · head 1)"
+            _(
+                "not a head: {text!r} (a head is written family:layer:head, e.g. cross:0:1, or cross · layer 0 · "
+                "head 1)"
+            ).format(text=text)
         )
     family, *numbers = (group for group in match.groups() if group is not None)
     layer, head = (int(number) for number in numbers)
@@ -90,6 +116,11 @@ def silenced_choices(explorer: Explorer) -> list[str]:
         for layer in range(config.n_layers(family))
         for head in range(config.n_heads)
     ]
+
+
+def silenced_options(explorer: Explorer) -> list[tuple[str, str]]:
+    """`silenced_choices` as the checkboxes show them, in the user's language: (label, value) pairs."""
+    return [(head_caption(parse_head_ref(value)), value) for value in silenced_choices(explorer)]
 
 
 # ---- from the controls to the state, and back ----------------------------------------------------------------------
@@ -121,7 +152,9 @@ def _typed(name: str, value: Any) -> Any:
         try:
             return kind(value)
         except (TypeError, ValueError):
-            raise ExplorerError(f"{name.replace('_', ' ')} must be a number, not {value!r}") from None
+            raise ExplorerError(
+                _("{setting} must be a number, not {value!r}").format(setting=name.replace("_", " "), value=value)
+            ) from None
     return bool(value) if kind is bool else value
 
 
@@ -202,11 +235,10 @@ def within_limit(registry: ModelRegistry, model: str, source: str) -> tuple[str,
         middle = (low + high + 1) // 2
         low, high = (middle, high) if fits(source[: ends[middle]]) else (low, middle - 1)
     cut = source[: ends[low]].strip()
-    note = (
-        f"The text is too long ({len(source):,} characters): the explorer reads at most {MAX_SOURCE_CHARS} "
-        f"characters, and {model} at most {positions} pieces. It was cut after “…{cut[-40:].lstrip()}”; shorten "
-        f"it to choose where it ends."
-    )
+    note = _(
+        "The text is too long ({length:,} characters): the explorer reads at most {most} characters, and {model} at "
+        "most {positions} pieces. It was cut after “…{end}”; shorten it to choose where it ends."
+    ).format(length=len(source), most=MAX_SOURCE_CHARS, model=model, positions=positions, end=cut[-40:].lstrip())
     return cut, note
 
 
@@ -216,8 +248,8 @@ def suited_source(registry: ModelRegistry, model: str, source: str) -> tuple[str
     if not unknown:
         return source, ""
     example = registry.examples(model)[0][0]
-    note = (
-        f"{model} cannot read that sentence ({len(unknown)} of its pieces are unknown to it, e.g. "
-        f"{unknown[0]!r}), so it starts from one of its own examples: {example!r}."
-    )
+    note = _(
+        "{model} cannot read that sentence ({count} of its pieces are unknown to it, e.g. {piece!r}), so it starts "
+        "from one of its own examples: {example!r}."
+    ).format(model=model, count=len(unknown), piece=unknown[0], example=example)
     return example, note

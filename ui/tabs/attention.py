@@ -7,12 +7,18 @@ from __future__ import annotations
 import gradio as gr
 
 from explorer import Explorer, render
+from explorer.i18n import N_
 
+from ..i18n import T
 from ..panel import Frame, PageAccess, Panel, Updates
 from ..runtime import QUICK
-from ..settings import DEFAULTS, head_choice, head_choices
+from ..settings import DEFAULTS, head_choice, head_choices, head_options
 
-VIEWS = [("one family", "heatmap"), ("three families side by side", "families"), ("alignment lines", "alignment")]
+VIEWS = [
+    (N_("one family"), "heatmap"),
+    (N_("three families side by side"), "families"),
+    (N_("alignment lines"), "alignment"),
+]
 
 # A click on a thumbnail sends the gradio `select` event with [layer, head] as its index.
 THUMBNAIL_CLICK_JS = """
@@ -29,20 +35,22 @@ class AttentionTab(Panel):
 
     def __init__(self, page: PageAccess):
         super().__init__(page)
-        with page.tab("Attention", self.tab):
+        with page.tab(T("Attention"), self.tab):
             with gr.Row():
-                families = [(name, key) for key, name in render.FAMILY_NAMES.items()]
+                families = [(T(name), key) for key, name in render.FAMILY_NAMES.items()]
                 family = gr.Radio(
-                    families, value=DEFAULTS["family"], label="Attention", elem_id="attention-family", scale=2
+                    families, value=DEFAULTS["family"], label=T("Attention"), elem_id="attention-family", scale=2
                 )
-                layer = gr.Slider(0, 5, value=DEFAULTS["layer"], step=1, label="Layer", elem_id="attention-layer")
-                head = gr.Dropdown(head_choices(4), value=DEFAULTS["head"], label="Head", elem_id="head")
-                view = gr.Radio(VIEWS, value=DEFAULTS["view"], label="Show", elem_id="attention-view", scale=2)
+                layer = gr.Slider(0, 5, value=DEFAULTS["layer"], step=1, label=T("Layer"), elem_id="attention-layer")
+                # the heads' labels in the user's language once the page is open (`sync`)
+                head = gr.Dropdown(head_choices(4), value=DEFAULTS["head"], label=T("Head"), elem_id="head")
+                views = [(T(label), value) for label, value in VIEWS]
+                view = gr.Radio(views, value=DEFAULTS["view"], label=T("Show"), elem_id="attention-view", scale=2)
             self.family, self.layer = page.setting("family", family), page.setting("layer", layer)
             self.head, self.view = page.setting("head", head), page.setting("view", view)
             self.plot = gr.Plot(show_label=False, elem_id="attention-plot")
             self.caption = gr.Markdown(elem_id="attention-caption", elem_classes="caption")
-            gr.Markdown(render.THUMBNAILS_CAPTION, elem_classes="caption", elem_id="thumbnails-caption")
+            gr.Markdown(T(render.THUMBNAILS_CAPTION), elem_classes="caption", elem_id="thumbnails-caption")
             self.thumbnails = gr.HTML(elem_id="attention-thumbnails", js_on_load=THUMBNAIL_CLICK_JS)
         self.outputs = [self.plot, self.caption, self.thumbnails]
         self.controls = [self.layer, self.head]
@@ -60,7 +68,7 @@ class AttentionTab(Panel):
         state, config = frame.state, frame.explorer.checkpoint.model.config
         return {
             self.layer: gr.update(maximum=max(config.n_layers(state.family) - 1, 0), value=state.layer),
-            self.head: gr.update(choices=head_choices(config.n_heads), value=head_choice(state)),
+            self.head: gr.update(choices=head_options(config.n_heads), value=head_choice(state)),
         }
 
     def cleared(self, message: str) -> Updates:

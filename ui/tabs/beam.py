@@ -5,12 +5,18 @@ from __future__ import annotations
 import gradio as gr
 
 from explorer import render
+from explorer.i18n import N_, _
 
+from ..i18n import T
 from ..panel import Frame, PageAccess, Panel, Updates
 
-TREE = "the tree of the hypotheses the beam keeps and drops grows here, a column a step."
-NOT_BEAM = f"Beam search is not in use. Choose **beam** under *Decoding*, then press **Step** or **Run**: {TREE}"
-NO_STEP = f"Press **Step** or **Run**: {TREE}"
+NOT_BEAM = N_(
+    "Beam search is not in use. Choose **beam** under *Decoding*, then press **Step** or **Run**: the tree of the "
+    "hypotheses the beam keeps and drops grows here, a column a step."
+)
+NO_STEP = N_(
+    "Press **Step** or **Run**: the tree of the hypotheses the beam keeps and drops grows here, a column a step."
+)
 
 
 class BeamTab(Panel):
@@ -18,10 +24,10 @@ class BeamTab(Panel):
 
     def __init__(self, page: PageAccess):
         super().__init__(page)
-        with page.tab("Beam search", self.tab):
-            self.hint = gr.Markdown(NOT_BEAM, elem_id="beam-hint")
+        with page.tab(T("Beam search"), self.tab):
+            self.hint = gr.Markdown(T(NOT_BEAM), elem_id="beam-hint")
             self.plot = gr.Plot(show_label=False, elem_id="beam-plot", visible=False)
-            self.caption = gr.Markdown(render.BEAM_CAPTION, elem_classes="caption", visible=False)
+            self.caption = gr.Markdown(T(render.BEAM_CAPTION), elem_classes="caption", visible=False)
         self.outputs = [self.hint, self.plot, self.caption]
 
     def refresh(self, frame: Frame) -> Updates:
@@ -31,7 +37,7 @@ class BeamTab(Panel):
         if figure is None:
             hint = NOT_BEAM if frame.state.strategy != "beam" else NO_STEP
             return {
-                self.hint: gr.update(value=hint, visible=True),
+                self.hint: gr.update(value=_(hint), visible=True),
                 self.plot: gr.update(value=None, visible=False),
                 self.caption: gr.update(visible=False),
             }

@@ -6,12 +6,14 @@ from __future__ import annotations
 import gradio as gr
 
 from explorer import render
+from explorer.i18n import N_
 
+from ..i18n import T
 from ..panel import Frame, PageAccess, Panel, Updates, escaped
 from ..runtime import LONG
-from ..settings import DEFAULTS, control_values, silenced_choices
+from ..settings import DEFAULTS, control_values, silenced_options
 
-COMPARE_HINT = (
+COMPARE_HINT = N_(
     "Tick heads above to silence them, then press the button: the next token's probabilities and the whole "
     "translation, with those heads and without them."
 )
@@ -22,22 +24,22 @@ class MasksTab(Panel):
 
     def __init__(self, page: PageAccess):
         super().__init__(page)
-        with page.tab("Masks and heads", self.tab):
+        with page.tab(T("Masks and heads"), self.tab):
             with gr.Row():
                 causal = gr.Checkbox(
-                    DEFAULTS["causal_mask"], label="Causal mask (decoder sees only the past)", elem_id="causal-mask"
+                    DEFAULTS["causal_mask"], label=T("Causal mask (decoder sees only the past)"), elem_id="causal-mask"
                 )
-                padding = gr.Checkbox(DEFAULTS["padding_mask"], label="Source padding mask", elem_id="padding-mask")
+                padding = gr.Checkbox(DEFAULTS["padding_mask"], label=T("Source padding mask"), elem_id="padding-mask")
                 pad_to = gr.Slider(
-                    0, 64, value=DEFAULTS["pad_to"], step=1, label="Pad the source to this many tokens (0 = off)"
+                    0, 64, value=DEFAULTS["pad_to"], step=1, label=T("Pad the source to this many tokens (0 = off)")
                 )
             self.teacher_forced = gr.Markdown(elem_id="teacher-forced")
-            self.silenced = gr.CheckboxGroup([], label="Silenced heads", elem_id="silenced-heads")
-            self.compare_btn = gr.Button("Compare with no heads silenced", elem_id="compare-btn")
-            self.compare_text = gr.Markdown(COMPARE_HINT, elem_id="compare-text")
+            self.silenced = gr.CheckboxGroup([], label=T("Silenced heads"), elem_id="silenced-heads")
+            self.compare_btn = gr.Button(T("Compare with no heads silenced"), elem_id="compare-btn")
+            self.compare_text = gr.Markdown(T(COMPARE_HINT), elem_id="compare-text")
             self.compare_plot = gr.Plot(show_label=False, elem_id="compare-plot", visible=False)
             self.compare_caption = gr.Markdown(
-                render.COMPARE_CAPTION, elem_id="compare-caption", elem_classes="caption", visible=False
+                T(render.COMPARE_CAPTION), elem_id="compare-caption", elem_classes="caption", visible=False
             )
         settings = {"causal_mask": causal, "padding_mask": padding, "pad_to": pad_to, "silenced": self.silenced}
         self.settings = [page.setting(name, control) for name, control in settings.items()]
@@ -51,7 +53,7 @@ class MasksTab(Panel):
         """The model's heads, and the ones silenced."""
         return {
             self.silenced: gr.update(
-                choices=silenced_choices(frame.explorer),
+                choices=silenced_options(frame.explorer),
                 value=control_values(frame.state)["silenced"],
             )
         }

@@ -6,7 +6,9 @@ from __future__ import annotations
 import gradio as gr
 
 from explorer import render
+from explorer.i18n import _, ngettext
 
+from ..i18n import T
 from ..panel import PageAccess, Panel, Updates, escaped
 from ..runtime import LONG
 from ..settings import DEFAULTS
@@ -17,33 +19,33 @@ class PositionsTab(Panel):
 
     def __init__(self, page: PageAccess):
         super().__init__(page)
-        with page.tab("Positions", self.tab):
+        with page.tab(T("Positions"), self.tab):
             with gr.Row():
                 toggle = gr.Checkbox(
-                    DEFAULTS["positions"], label="Add positional encodings", elem_id="positions-toggle"
+                    DEFAULTS["positions"], label=T("Add positional encodings"), elem_id="positions-toggle"
                 )
                 self.positions = page.setting("positions", toggle)
-                self.n_positions = gr.Slider(4, 128, value=50, step=1, label="Positions shown")
+                self.n_positions = gr.Slider(4, 128, value=50, step=1, label=T("Positions shown"))
                 with gr.Column():
                     self.dims = gr.Textbox(
                         "",
-                        label="Dimensions for the curves",
-                        placeholder="e.g. 0, 1, 10, 11",
+                        label=T("Dimensions for the curves"),
+                        placeholder=T("e.g. 0, 1, 10, 11"),
                         elem_id="dims",
-                        info="empty: four, from the fastest wave to the slowest",
+                        info=T("empty: four, from the fastest wave to the slowest"),
                     )
                     self.dims_note = gr.Markdown(elem_id="dims-note", elem_classes="note")  # what was left out
             table_caption, curves_caption, similarity_caption = render.POSITION_CAPTIONS
             self.table = gr.Plot(show_label=False, elem_id="pe-plot")
-            gr.Markdown(table_caption, elem_classes="caption")
+            gr.Markdown(T(table_caption), elem_classes="caption")
             with gr.Row():
                 with gr.Column():
                     self.curves = gr.Plot(show_label=False, elem_id="pe-curves")
-                    gr.Markdown(curves_caption, elem_classes="caption")
+                    gr.Markdown(T(curves_caption), elem_classes="caption")
                 with gr.Column():
                     self.similarity = gr.Plot(show_label=False, elem_id="pe-similarity")
-                    gr.Markdown(similarity_caption, elem_classes="caption")
-            self.shuffle_btn = gr.Button("Translate with the source words shuffled", elem_id="shuffle-btn")
+                    gr.Markdown(T(similarity_caption), elem_classes="caption")
+            self.shuffle_btn = gr.Button(T("Translate with the source words shuffled"), elem_id="shuffle-btn")
             self.shuffle_text = gr.Markdown()
 
     def wire(self) -> None:
@@ -79,11 +81,18 @@ def chosen_dimensions(text: str, d_model: int) -> tuple[list[int], str]:
     problems = []
     if not_numbers := [word for word in words if not word.lstrip("-").isdigit()]:
         named = ", ".join(f"“{word[:20]}”" for word in not_numbers[:5])
-        problems.append(f"{named} {'is not a whole number' if len(not_numbers) == 1 else 'are not whole numbers'}")
+        said = ngettext("{words} is not a whole number", "{words} are not whole numbers", len(not_numbers))
+        problems.append(said.format(words=named))
     if out_of_range := [x for x in numbers if not 0 <= x < d_model]:
         named = ", ".join(map(str, out_of_range[:5]))
-        problems.append(f"{named} {'is' if len(out_of_range) == 1 else 'are'} not between 0 and {d_model - 1}")
+        said = ngettext(
+            "{numbers} is not between 0 and {last}", "{numbers} are not between 0 and {last}", len(out_of_range)
+        )
+        problems.append(said.format(numbers=named, last=d_model - 1))
     if not problems:
         return dims, ""
-    shown = "the default four" if not dims else ", ".join(map(str, dims))
-    return dims, f"Left out: {'; '.join(problems)} (this model has {d_model} dimensions). Showing {shown}."
+    if len(problems) == 2:
+        problems = [_("{first}; {second}").format(first=problems[0], second=problems[1])]
+    shown = _("the default four") if not dims else ", ".join(map(str, dims))
+    note = _("Left out: {problems} (this model has {dimensions} dimensions). Showing {shown}.")
+    return dims, note.format(problems=problems[0], dimensions=d_model, shown=shown)

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import json
+
 import gradio as gr
 
 from explorer import Explorer, ExplorerError, ExplorerState
 from explorer.i18n import DEFAULT as DEFAULT_LANGUAGE
-from explorer.i18n import LANGUAGES, language_of
+from explorer.i18n import LANGUAGES, N_, _, language_of, speaking
 
-from ..i18n import SET_LOCALE_JS
+from ..i18n import SET_LOCALE_JS, T
 from ..panel import Frame, PageAccess, Panel, Updates, escaped
-from ..runtime import uses_gpu
+from ..runtime import one_at_a_time, uses_gpu
 from ..settings import NAMES, control_values
 
 
@@ -19,21 +21,33 @@ def share_markdown(state: ExplorerState) -> str:
     language: also as `lang=`, which the browser reads before the page starts)."""
     token = state.to_link()
     language = "" if state.language == DEFAULT_LANGUAGE else f"&lang={state.language}"
-    return (
-        f"[Open this exact view](?state={token}{language}) — or press **Copy link** to hand it to someone. It "
-        f"opens on the same sentence, step, settings and tab.\n\n"
-        f"The state token (add `?state=` and it to the page address): `{token}`"
-    )
+    opened = _(
+        "[Open this exact view]({link}) — or press **Copy link** to hand it to someone. It opens on the same "
+        "sentence, step, settings and tab."
+    ).format(link=f"?state={token}{language}")
+    said = _("The state token (add `?state=` and it to the page address): `{token}`").format(token=token)
+    return f"{opened}\n\n{said}"
 
+
+# What the copy button says, in the page's language (`copy_js`).
+COPY_WORDS = {
+    "copy": N_("Copy link"),
+    "copied": N_("Link copied"),
+    "none": N_("No link yet"),
+    "by_hand": N_("Copy the link above by hand"),
+}
 
 # The link as a full address, on the clipboard; the button says it worked ("Link copied") or why not. The clipboard
 # API exists only on https and localhost: a classroom server at http://192.168.… copies through a selected, hidden
-# text box instead (`execCommand`, deprecated but still the only way there).
+# text box instead (`execCommand`, deprecated but still the only way there). WORDS: `COPY_WORDS` by language, the
+# page's (`<html lang>`, which `ui.i18n.SET_LOCALE_JS` sets) or English.
 COPY_JS = """() => {
+    const WORDS = __WORDS__;
+    const words = WORDS[(document.documentElement.lang || "").split("-")[0]] || WORDS.en;
     const link = document.querySelector("#share-link a"), button = document.querySelector("#copy-link");
     const say = (text) => { button.innerText = text; clearTimeout(button.reset);
-                            button.reset = setTimeout(() => { button.innerText = "Copy link"; }, 2000); };
-    if (!link) return say("No link yet");
+                            button.reset = setTimeout(() => { button.innerText = words.copy; }, 2000); };
+    if (!link) return say(words.none);
     const url = new URL(link.getAttribute("href"), location.href).href;
     const byHand = () => {
         const box = document.createElement("textarea");
@@ -42,14 +56,23 @@ COPY_JS = """() => {
         let copied = false;
         try { copied = document.execCommand("copy"); } catch (error) { copied = false; }
         box.remove();
-        say(copied ? "Link copied" : "Copy the link above by hand");
+        say(copied ? words.copied : words.by_hand);
     };
     if (navigator.clipboard && window.isSecureContext) {
-        navigator.clipboard.writeText(url).then(() => say("Link copied"), byHand);
+        navigator.clipboard.writeText(url).then(() => say(words.copied), byHand);
     } else {
         byHand();
     }
 }"""
+
+
+def copy_js() -> str:
+    """`COPY_JS` with the button's words in every language of the page (made when the page is built)."""
+    words = {}
+    for language in LANGUAGES:
+        with speaking(language):
+            words[language] = {key: _(text) for key, text in COPY_WORDS.items()}
+    return COPY_JS.replace("__WORDS__", json.dumps(words, ensure_ascii=False))
 
 
 class ShareTab(Panel):
@@ -59,8 +82,8 @@ class ShareTab(Panel):
 
     def __init__(self, page: PageAccess):
         super().__init__(page)
-        with page.tab("Share", self.tab):
-            self.copy = gr.Button("Copy link", elem_id="copy-link", size="sm")
+        with page.tab(T("Share"), self.tab):
+            self.copy = gr.Button(T("Copy link"), elem_id="copy-link", size="sm")
             self.link = gr.Markdown(elem_id="share-link")
         self.opened_with = gr.State({})  # the `state` and `lang` of the page's address, the browser's language
         self.outputs = [self.link]
@@ -77,7 +100,7 @@ class ShareTab(Panel):
         page.on_load(self.address, None, self.opened_with).then(
             uses_gpu(self.restore), [self.opened_with, *page.inputs], outputs, api_visibility="private"
         ).then(None, page.control("language"), None, js=SET_LOCALE_JS, api_visibility="private")
-        self.copy.click(None, None, None, js=COPY_JS, api_visibility="private")
+        self.copy.click(None, None, None, js=copy_js(), api_visibility="private")
 
     @staticmethod
     def address(request: gr.Request) -> dict[str, str]:
@@ -96,26 +119,38 @@ class ShareTab(Panel):
         """On page load: the state of a shared link (?state=…), or the page's own settings, in the language of the
         address, else the link's, else the browser's."""
         page = self.page
-        token, asked = (opened or {}).get("state", ""), (opened or {}).get("lang", "")
+        opened = opened or {}
+        token, asked = opened.get("state", ""), opened.get("lang", "")
+        language = asked or opened.get("browser") or DEFAULT_LANGUAGE  # the page's, unless a link says otherwise
         if not token:
-            values = list(values)
-            language = asked or (opened or {}).get("browser") or DEFAULT_LANGUAGE
-            values[NAMES.index("language")] = language
-            if explorer is None and language != DEFAULT_LANGUAGE:  # a first view in Chinese: a model that reads it
-                model, _ = page.registry.default(language)
-                values[NAMES.index("model")] = model
-                values[NAMES.index("source")] = page.registry.examples(model)[0][0]
-            updates = page.apply(explorer, *values)
-            updates[page.control("model")] = values[NAMES.index("model")]
-            updates[page.control("source")] = values[NAMES.index("source")]
-            if page.startup_note and explorer is None:  # the first view of a page that fell back to the built-in
-                updates[page.status] = escaped(page.startup_note)
-            return updates
+            return self.first_view(language, explorer, values)
         try:
-            state = ExplorerState.from_link(token)
-            explorer = Explorer(page.registry, state.replace(language=asked) if asked else state)
+            with speaking(language):
+                state = ExplorerState.from_link(token)
+            with speaking(asked or state.language):
+                explorer = Explorer(page.registry, state.replace(language=asked) if asked else state)
         except ExplorerError as error:
-            return page.apply(None, *values) | {page.status: escaped(f"This link cannot be opened: {error}")}
-        # Every control shows the link's setting; those a refresh sets (a model's layers and heads) as it sets them.
-        controls = {page.control(name): value for name, value in control_values(explorer.state).items()}
-        return {page.tabs: page.selected_tab(explorer.state.tab)} | controls | page.refreshed(explorer)
+            with speaking(language):
+                said = _("This link cannot be opened: {error}").format(error=error)
+            return self.first_view(language, explorer, values) | {page.status: escaped(said)}
+        with one_at_a_time(explorer):
+            # Every control shows the link's setting; those a refresh sets (a model's layers and heads) as it sets
+            # them.
+            controls = {page.control(name): value for name, value in control_values(explorer.state).items()}
+            return {page.tabs: page.selected_tab(explorer.state.tab)} | controls | page.refreshed(explorer)
+
+    def first_view(self, language: str, explorer, values: tuple) -> Updates:
+        """The page's own settings, in `language`: a first view in Chinese opens on a model that reads Chinese."""
+        page = self.page
+        values = list(values)
+        values[NAMES.index("language")] = language
+        if explorer is None and language != DEFAULT_LANGUAGE:
+            model, _note = page.registry.default(language)
+            values[NAMES.index("model")] = model
+            values[NAMES.index("source")] = page.registry.examples(model)[0][0]
+        updates = page.apply(explorer, *values)
+        updates[page.control("model")] = values[NAMES.index("model")]
+        updates[page.control("source")] = values[NAMES.index("source")]
+        if page.startup_note and explorer is None:  # the first view of a page that fell back to the built-in
+            updates[page.status] = escaped(page.startup_note)
+        return updates

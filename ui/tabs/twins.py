@@ -5,11 +5,13 @@ from __future__ import annotations
 import gradio as gr
 
 from explorer import render
+from explorer.i18n import N_
 
+from ..i18n import T
 from ..panel import PageAccess, Panel, Updates, escaped
 from ..runtime import LONG
 
-HINT = (
+HINT = N_(
     "Press the button to see the attention view chosen in the *Attention* tab twice, on the same tokens: for this "
     "model, and for its untrained twin (the same architecture with random weights). What training put there is "
     "the difference."
@@ -21,9 +23,9 @@ class TwinsTab(Panel):
 
     def __init__(self, page: PageAccess):
         super().__init__(page)
-        with page.tab("Trained vs untrained", self.tab):
-            self.button = gr.Button("Show the same view for the untrained twin", elem_id="twin-btn")
-            self.text = gr.Markdown(HINT, elem_id="twin-text")
+        with page.tab(T("Trained vs untrained"), self.tab):
+            self.button = gr.Button(T("Show the same view for the untrained twin"), elem_id="twin-btn")
+            self.text = gr.Markdown(T(HINT), elem_id="twin-text")
             # one above the other, each at full width; hidden until the button draws them
             self.trained = gr.Plot(show_label=False, elem_id="trained-plot", visible=False)
             self.untrained = gr.Plot(show_label=False, elem_id="untrained-plot", visible=False)
