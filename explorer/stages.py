@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .i18n import N_
+
 
 @dataclass(frozen=True)
 class Block:
@@ -26,24 +28,25 @@ class Block:
 
 
 # A block's label names it in the diagram and, on one line, in the list of stages (`stage_choices`); each Add & Norm
-# by the sub-layer it follows, as the same name would not tell the three of a decoder layer apart.
+# by the sub-layer it follows, as the same name would not tell the three of a decoder layer apart. The labels are
+# English, marked for the catalogs: the diagram translates them where it draws them (`explorer.inside.diagram`).
 ENCODER_BLOCKS = (
-    Block("encoder.embedding", "Input embedding\n+ positions", ""),
-    Block("encoder.self_attention", "Self-attention", "encoder"),
-    Block("encoder.self_attention_add_norm", "Add & Norm\nafter self-attention", "encoder"),
-    Block("encoder.ffn", "Feed forward", "encoder"),
-    Block("encoder.ffn_add_norm", "Add & Norm\nafter feed forward", "encoder"),
+    Block("encoder.embedding", N_("Input embedding\n+ positions"), ""),
+    Block("encoder.self_attention", N_("Self-attention"), "encoder"),
+    Block("encoder.self_attention_add_norm", N_("Add & Norm\nafter self-attention"), "encoder"),
+    Block("encoder.ffn", N_("Feed forward"), "encoder"),
+    Block("encoder.ffn_add_norm", N_("Add & Norm\nafter feed forward"), "encoder"),
 )
 DECODER_BLOCKS = (
-    Block("decoder.embedding", "Output embedding\n+ positions", ""),
-    Block("decoder.self_attention", "Masked self-attention", "decoder"),
-    Block("decoder.self_attention_add_norm", "Add & Norm\nafter self-attention", "decoder"),
-    Block("decoder.cross_attention", "Cross-attention", "decoder"),
-    Block("decoder.cross_attention_add_norm", "Add & Norm\nafter cross-attention", "decoder"),
-    Block("decoder.ffn", "Feed forward", "decoder"),
-    Block("decoder.ffn_add_norm", "Add & Norm\nafter feed forward", "decoder"),
-    Block("stacks", "The stacks:\nresidual stream", ""),
-    Block("output", "Linear + softmax", ""),
-    Block("layers", "What each layer\nwould say", ""),
+    Block("decoder.embedding", N_("Output embedding\n+ positions"), ""),
+    Block("decoder.self_attention", N_("Masked self-attention"), "decoder"),
+    Block("decoder.self_attention_add_norm", N_("Add & Norm\nafter self-attention"), "decoder"),
+    Block("decoder.cross_attention", N_("Cross-attention"), "decoder"),
+    Block("decoder.cross_attention_add_norm", N_("Add & Norm\nafter cross-attention"), "decoder"),
+    Block("decoder.ffn", N_("Feed forward"), "decoder"),
+    Block("decoder.ffn_add_norm", N_("Add & Norm\nafter feed forward"), "decoder"),
+    Block("stacks", N_("The stacks:\nresidual stream"), ""),
+    Block("output", N_("Linear + softmax"), ""),
+    Block("layers", N_("What each layer\nwould say"), ""),
 )
 STAGES = tuple(block.key for block in ENCODER_BLOCKS + DECODER_BLOCKS)  # in the diagram's order, bottom to top

@@ -9,11 +9,13 @@ import gradio as gr
 from gradio.components import Component
 
 from explorer import inside
+from explorer.i18n import N_
 
+from ..i18n import T
 from ..panel import Frame, PageAccess, Panel, Updates
 from ..settings import DEFAULTS
 
-HINT = (
+HINT = N_(
     "Every number the model computes for the next token, with this sentence's values: click a block of the "
     "architecture (the paper's Figure 1) or choose it below the diagram, then a layer and a head. Hover a strip or "
     "a matrix for its numbers."
@@ -82,30 +84,33 @@ class InsideTab(Panel):
 
     def __init__(self, page: PageAccess):
         super().__init__(page)
-        with page.tab("Inside a step", self.tab):
-            gr.Markdown(HINT, elem_classes="caption", elem_id="inside-hint")
+        with page.tab(T("Inside a step"), self.tab):
+            gr.Markdown(T(HINT), elem_classes="caption", elem_id="inside-hint")
             with gr.Row(elem_id="inside-row"):  # side by side in the presentation layout too (assets/style.css)
                 with gr.Column(scale=2, min_width=320, elem_id="inside-map"):
                     self.diagram = gr.Plot(show_label=False, elem_id="inside-diagram")
                     stage = gr.Radio(
-                        inside.stage_choices(), value=DEFAULTS["stage"], label="Stage", elem_id="inside-stage"
+                        [(T(label), key) for label, key in inside.stage_choices()],
+                        value=DEFAULTS["stage"],
+                        label=T("Stage"),
+                        elem_id="inside-stage",
                     )
                     self.stage = page.setting("stage", stage)
                 with gr.Column(scale=3, elem_id="inside-shown"):
                     with gr.Row(elem_id="inside-controls"):
                         layer = gr.Slider(
-                            0, 5, value=DEFAULTS["stage_layer"], step=1, label="Layer", elem_id="inside-layer"
+                            0, 5, value=DEFAULTS["stage_layer"], step=1, label=T("Layer"), elem_id="inside-layer"
                         )
                         head = gr.Slider(
-                            0, 7, value=DEFAULTS["stage_head"], step=1, label="Head", elem_id="inside-head"
+                            0, 7, value=DEFAULTS["stage_head"], step=1, label=T("Head"), elem_id="inside-head"
                         )
                         position = gr.Slider(
                             0,
                             63,
                             value=DEFAULTS["stage_position"],
                             step=1,
-                            label="Source position",
-                            info="the encoder's stages, the stacks",
+                            label=T("Source position"),
+                            info=T("the encoder's stages, the stacks"),
                             elem_id="inside-position",
                         )
                     self.layer, self.head = page.setting("stage_layer", layer), page.setting("stage_head", head)
