@@ -17,6 +17,7 @@ from transformer.model import Transformer
 from transformer.training.live import Snapshot
 from transformer.training.replay import Replay, read_replay
 
+from .i18n import _
 from .registry import ModelDescription, ModelRegistry, OwnModel, PersonalRegistry
 from .training import FINISHED, TrainingRun
 
@@ -96,7 +97,9 @@ def snapshot_model(registry: ModelRegistry | PersonalRegistry, run: RecordedRun,
     """The built-in model as it was at `step` of its training, to explore as one of the user's models."""
     snapshot = next((s for s in run.snapshots if s.step == step and s.weights), None)
     if snapshot is None:
-        raise ValueError(f"the recording of {run.model} kept no weights at step {step}")
+        raise ValueError(
+            _("the recording of {model} kept no weights at step {step}").format(model=run.model, step=step)
+        )
     base = registry.get(run.model)
     model = Transformer(base.model.config)
     fill_model(model, snapshot.weights, registry.folder / run.model / REPLAY_FILE)  # tied weights stored once
@@ -106,10 +109,12 @@ def snapshot_model(registry: ModelRegistry | PersonalRegistry, run: RecordedRun,
     described = registry.describe(run.model)
     description = ModelDescription(
         label=name,
-        source=f"{run.model} at step {step:,} of the {run.shipped_step:,} of its training, replayed from its "
-        "recording: the same model, not yet fully trained.",
+        source=_(
+            "{model} at step {step:,} of the {steps:,} of its training, replayed from its recording: the same model, "
+            "not yet fully trained."
+        ).format(model=run.model, step=step, steps=run.shipped_step),
         size=described.size,
-        quality=f"Exact match {exact:.1%} on 200 held-out pairs at this step (greedy).",
+        quality=_("Exact match {exact:.1%} on 200 held-out pairs at this step (greedy).").format(exact=exact),
     )
     checkpoint = Checkpoint(model, base.tokenizer, name, dict(base.generation))
     return OwnModel(checkpoint, description, registry.examples(run.model))

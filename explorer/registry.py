@@ -18,6 +18,7 @@ from pathlib import Path
 from transformer.checkpoint import TWIN, Checkpoint, CheckpointError, load_checkpoint
 from transformer.hub import load_hub_model
 
+from .i18n import _, current, speaking
 from .state import ExplorerError
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
@@ -72,13 +73,17 @@ class ModelRegistry:
         builtin = name in self.builtin
         if TRAINED_NAME.fullmatch(name):
             raise ExplorerError(
-                f"“{name[:100]}” was trained in another page and lives only there: train it again in the Train tab "
-                "(a shared link brings its setup), or load its downloaded file there"
+                _(
+                    "“{name}” was trained in another page and lives only there: train it again in the Train tab "
+                    "(a shared link brings its setup), or load its downloaded file there"
+                ).format(name=name[:100])
             )
         if not builtin and not (HUB_ID.fullmatch(name) and ".." not in name):
             raise ExplorerError(
-                f"unknown model {name[:100]!r}: choose a built-in model ({', '.join(self.builtin)}) "
-                "or give a Hugging Face Hub id such as Helsinki-NLP/opus-mt-en-de"
+                _(
+                    "unknown model {name}: choose a built-in model ({models}) or give a Hugging Face Hub id such as "
+                    "Helsinki-NLP/opus-mt-en-de"
+                ).format(name=repr(name[:100]), models=", ".join(self.builtin))
             )
         with self._guard:
             if name in self._loaded:
@@ -111,17 +116,24 @@ class ModelRegistry:
         try:
             self.get(hub)
         except ExplorerError as error:
-            return fallback, f"{hub} is in the local cache but could not be loaded ({error}): here is {fallback}."
+            note = _("{hub} is in the local cache but could not be loaded ({error}): here is {fallback}.")
+            return fallback, note.format(hub=hub, error=error, fallback=fallback)
         return hub, ""
 
     def describe(self, name: str) -> ModelDescription:
-        """What the model picker says about a model: its source, its size and its measured quality
-        (`assets/models.json`; a Hub model not listed there gets a general description)."""
-        return model_descriptions().get(name) or ModelDescription(
+        """What the model picker says about a model, in the user's language: its source, its size and its measured
+        quality (`assets/models.json`, whose texts the catalogs hold; a Hub model not listed there gets a general
+        description)."""
+        listed = model_descriptions().get(name)
+        if listed is not None:
+            return ModelDescription(*(_(text) if text else text for text in dataclasses.astuple(listed)))
+        return ModelDescription(
             label=name,
-            source=f"From the Hugging Face Hub: {name}, an opus-mt (Marian) model loaded into this project's own code.",
-            size="As its config on the Hub says; the layer and head controls show its layers and heads once loaded.",
-            quality="Not measured by this project: its authors' scores are on its model card on the Hub.",
+            source=_(
+                "From the Hugging Face Hub: {name}, an opus-mt (Marian) model loaded into this project's own code."
+            ).format(name=name),
+            size=_("As its config on the Hub says; the layer and head controls show its layers and heads once loaded."),
+            quality=_("Not measured by this project: its authors' scores are on its model card on the Hub."),
         )
 
     def picker_label(self, name: str) -> str:
@@ -130,14 +142,14 @@ class ModelRegistry:
         label = self.describe(name).label
         if name in self.builtin or name in self._loaded or in_hub_cache(name, self.hub_cache):
             return label
-        return f"{label} · downloads it: needs the internet"
+        return _("{label} · downloads it: needs the internet").format(label=label)
 
     def examples(self, name: str) -> tuple[tuple[str, str], ...]:
         """(sentence, label) pairs of a model's example sentences: an untrained twin shares its model's, a Hub
         model gets those of the built-in model that reads its language (`examples_of`). A built-in model's
         `examples.json` lists sentences it translates correctly and a few instructive failures (`"works": false`
         with a `"why"`), which are labelled as such."""
-        return model_examples(self.folder, name)
+        return model_examples(self.folder, name, current())
 
 
 @dataclass(frozen=True)
@@ -150,7 +162,9 @@ class ModelDescription:
     quality: str
 
     def markdown(self) -> str:
-        return f"**Source.** {self.source}\n\n**Size.** {self.size}\n\n**Quality.** {self.quality}"
+        return _("**Source.** {source}\n\n**Size.** {size}\n\n**Quality.** {quality}").format(
+            source=self.source, size=self.size, quality=self.quality
+        )
 
 
 @functools.cache
@@ -179,8 +193,14 @@ def examples_of(folder: Path, name: str, fallbacks: dict) -> tuple[str, str]:
 
 
 @functools.cache
-def model_examples(folder: Path, name: str) -> tuple[tuple[str, str], ...]:
-    """See `ModelRegistry.examples`; cached, as the page asks for them after every change of model."""
+def model_examples(folder: Path, name: str, language: str = "en") -> tuple[tuple[str, str], ...]:
+    """See `ModelRegistry.examples`; cached, as the page asks for them after every change of model, in each
+    `language` (the current user's: the labels of the failures are translated)."""
+    with speaking(language):
+        return _model_examples(folder, name)
+
+
+def _model_examples(folder: Path, name: str) -> tuple[tuple[str, str], ...]:
     fallbacks = json.loads((ASSETS / "examples.json").read_text(encoding="utf-8"))
     name, code = examples_of(folder, name, fallbacks)
     path = folder / name / "examples.json"
@@ -189,10 +209,14 @@ def model_examples(folder: Path, name: str) -> tuple[tuple[str, str], ...]:
     entries = json.loads(path.read_text(encoding="utf-8"))["examples"]
     if code:  # another model's sentences: its failures are not this model's
         return tuple((code + e["sentence"], code + e["sentence"]) for e in entries if e["works"])
-    return tuple(
-        (e["sentence"], e["sentence"] if e["works"] else f"✗ {e['sentence']} — a failure to study: {e['why']}")
-        for e in entries
-    )
+    return tuple((e["sentence"], e["sentence"] if e["works"] else _failure_label(e)) for e in entries)
+
+
+def _failure_label(example: dict) -> str:
+    """The label of an instructive failure: the sentence, and why it fails (`examples.json`, which the catalogs
+    hold)."""
+    why = example["why"]
+    return _("✗ {sentence} — a failure to study: {why}").format(sentence=example["sentence"], why=_(why))
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from transformer.decoding import Candidate, Decoding, Step
 from transformer.model import validate_heads
 
 from .cache import SHARED, identity
+from .i18n import _
 from .registry import ModelRegistry
 from .state import VIEW_ONLY, ExplorerError, ExplorerState
 
@@ -102,11 +103,13 @@ class Explorer:
 
     def step(self, force: int | None = None) -> Step:
         if self.finished:
-            raise ExplorerError("the translation is finished: step back or reset")
+            raise ExplorerError(_("the translation is finished: step back or reset"))
         if len(self.state.choices) >= self.state.max_output_tokens:
-            raise ExplorerError(f"the output length limit ({self.state.max_output_tokens} tokens) is reached")
+            raise ExplorerError(
+                _("the output length limit ({limit} tokens) is reached").format(limit=self.state.max_output_tokens)
+            )
         if force is not None and not (0 <= force < self.checkpoint.model.config.tgt_vocab_size):
-            raise ExplorerError(f"token id {force} is not in the target vocabulary")
+            raise ExplorerError(_("token id {token} is not in the target vocabulary").format(token=force))
         record = self.decoding.step(force)
         self.state = self.state.replace(choices=(*self.state.choices, force))
         return record
@@ -117,7 +120,7 @@ class Explorer:
         tokenizer = self.checkpoint.tokenizer
         text = text.strip()
         if not text:
-            raise ExplorerError("type a token or a word to force")
+            raise ExplorerError(_("type a token or a word to force"))
         for candidate in (text, "▁" + text.lstrip("▁"), text.lstrip("▁")):
             token = tokenizer.target.piece_to_id(candidate, -1)
             if token >= 0:
@@ -128,17 +131,25 @@ class Explorer:
         unknown = [piece for piece, token in zip(pieces, ids, strict=True) if token < 0]
         if unknown:
             raise ExplorerError(
-                f"{text!r} is not a token of this model's target vocabulary, and it cannot be split into tokens "
-                f"either: {', '.join(map(repr, unknown))} is not one"
+                _(
+                    "{text} is not a token of this model's target vocabulary, and it cannot be split into tokens "
+                    "either: {pieces} is not one"
+                ).format(text=repr(text), pieces=", ".join(map(repr, unknown)))
             )
         left = self.state.max_output_tokens - len(self.state.choices)
         if len(pieces) > left:
-            raise ExplorerError(f"{text!r} takes {len(pieces)} tokens; the output length limit leaves {left}")
+            raise ExplorerError(
+                _("{text} takes {n} tokens; the output length limit leaves {left}").format(
+                    text=repr(text), n=len(pieces), left=left
+                )
+            )
         for token in ids:
             if self.finished:
                 break
             self.step(force=token)
-        return f"“{text}” is {len(pieces)} tokens of this model, forced one after another: {' · '.join(pieces)}"
+        return _("“{text}” is {n} tokens of this model, forced one after another: {pieces}").format(
+            text=text, n=len(pieces), pieces=" · ".join(pieces)
+        )
 
     def back(self) -> None:
         if self.decoding.back() is not None:
@@ -181,11 +192,13 @@ class Explorer:
         checkpoint = self.checkpoint
         text = self.state.source.strip()
         if not text:
-            raise ExplorerError("type a sentence to translate")
+            raise ExplorerError(_("type a sentence to translate"))
         ids = checkpoint.tokenizer.encode_source(text)
         limit = checkpoint.model.config.max_positions
         if len(ids) > limit:
-            raise ExplorerError(f"the sentence has {len(ids)} tokens; this model reads at most {limit}")
+            raise ExplorerError(
+                _("the sentence has {n} tokens; this model reads at most {limit}").format(n=len(ids), limit=limit)
+            )
         pad = checkpoint.model.config.pad_id
         return ids + [pad] * max(0, min(self.state.pad_to, limit) - len(ids))
 
@@ -252,7 +265,7 @@ class Explorer:
         explorer (e.g. with no heads silenced, to compare before/after)."""
         other = Explorer(self.registry, self.state.replace(**changes))
         upcoming = other.decoding.upcoming()
-        for _ in other.run():
+        for _step in other.run():
             pass
         return self.checkpoint.tokenizer.decode_target(other.decoding.output_ids), upcoming
 
@@ -266,9 +279,15 @@ class Explorer:
         config = self.checkpoint.model.config
         n_layers = config.n_layers(self.state.family)
         if self.state.layer >= n_layers:
-            raise ExplorerError(f"layer {self.state.layer} does not exist ({self.state.family}: {n_layers} layers)")
+            raise ExplorerError(
+                _("layer {layer} does not exist ({family}: {n} layers)").format(
+                    layer=self.state.layer, family=self.state.family, n=n_layers
+                )
+            )
         if self.state.head is not None and self.state.head >= config.n_heads:
-            raise ExplorerError(f"head {self.state.head} does not exist (the model has {config.n_heads} heads)")
+            raise ExplorerError(
+                _("head {head} does not exist (the model has {n} heads)").format(head=self.state.head, n=config.n_heads)
+            )
 
     def _rebuild(self) -> None:
         """A fresh decoding for the current settings, replaying the choices made so far."""

@@ -21,7 +21,7 @@ from transformer.model import ATTENTION_FAMILIES, HeadRef
 from transformer.training.live import LiveSetup
 
 from .i18n import DEFAULT as DEFAULT_LANGUAGE
-from .i18n import LANGUAGES
+from .i18n import LANGUAGES, _
 from .stages import STAGES
 
 MAX_SOURCE_CHARS = 500
@@ -78,44 +78,59 @@ class ExplorerState:
             if not condition:
                 raise ExplorerError(message)
 
-        require(isinstance(self.source, str), "the source must be text")
-        require(is_unicode(self.source), "the text holds invalid characters (lone surrogates)")
+        require(isinstance(self.source, str), _("the source must be text"))
+        require(is_unicode(self.source), _("the text holds invalid characters (lone surrogates)"))
         require(
-            len(self.source) <= MAX_SOURCE_CHARS, f"the sentence is too long (at most {MAX_SOURCE_CHARS} characters)"
+            len(self.source) <= MAX_SOURCE_CHARS,
+            _("the sentence is too long (at most {limit} characters)").format(limit=MAX_SOURCE_CHARS),
         )
-        require(self.strategy in STRATEGIES, f"unknown strategy {self.strategy!r}; choose greedy, sampling or beam")
-        require(0.01 <= self.temperature <= 10, "temperature must be between 0.01 and 10")
-        require(isinstance(self.top_k, int) and 0 <= self.top_k <= MAX_TOP_K, f"top-k must be 0…{MAX_TOP_K}")
-        require(0 < self.top_p <= 1, "top-p must be in (0, 1]")
-        require(isinstance(self.seed, int) and 0 <= self.seed < 2**31, "the seed must be a non-negative integer")
+        require(
+            self.strategy in STRATEGIES,
+            _("unknown strategy {strategy}; choose greedy, sampling or beam").format(strategy=repr(self.strategy)),
+        )
+        require(0.01 <= self.temperature <= 10, _("temperature must be between 0.01 and 10"))
+        require(
+            isinstance(self.top_k, int) and 0 <= self.top_k <= MAX_TOP_K,
+            _("top-k must be 0…{limit}").format(limit=MAX_TOP_K),
+        )
+        require(0 < self.top_p <= 1, _("top-p must be in (0, 1]"))
+        require(isinstance(self.seed, int) and 0 <= self.seed < 2**31, _("the seed must be a non-negative integer"))
         require(
             isinstance(self.beam_width, int) and 1 <= self.beam_width <= MAX_BEAM_WIDTH,
-            f"beam width must be 1…{MAX_BEAM_WIDTH} (wider beams make every step slower)",
+            _("beam width must be 1…{limit} (wider beams make every step slower)").format(limit=MAX_BEAM_WIDTH),
         )
         require(
             isinstance(self.max_output_tokens, int) and 1 <= self.max_output_tokens <= MAX_OUTPUT_TOKENS,
-            f"the output length must be 1…{MAX_OUTPUT_TOKENS} tokens",
+            _("the output length must be 1…{limit} tokens").format(limit=MAX_OUTPUT_TOKENS),
         )
-        require(isinstance(self.pad_to, int) and 0 <= self.pad_to <= 256, "pad_to must be 0…256")
-        require(len(self.choices) <= self.max_output_tokens, "more steps than the output length allows")
-        require(all(c is None or (isinstance(c, int) and c >= 0) for c in self.choices), "invalid forced token")
-        require(self.family in ATTENTION_FAMILIES, f"unknown attention family {self.family!r}")
-        require(isinstance(self.tab, str) and TAB_NAME.fullmatch(self.tab) is not None, "unknown view")
-        require(self.view in ATTENTION_VIEWS, f"unknown attention view {self.view!r}")
-        require(isinstance(self.presentation, bool), "presentation must be true or false")
-        require(self.stage in STAGES, f"unknown stage {self.stage!r}")
+        require(isinstance(self.pad_to, int) and 0 <= self.pad_to <= 256, _("pad_to must be 0…256"))
+        require(len(self.choices) <= self.max_output_tokens, _("more steps than the output length allows"))
+        require(all(c is None or (isinstance(c, int) and c >= 0) for c in self.choices), _("invalid forced token"))
+        require(
+            self.family in ATTENTION_FAMILIES,
+            _("unknown attention family {family}").format(family=repr(self.family)),
+        )
+        require(isinstance(self.tab, str) and TAB_NAME.fullmatch(self.tab) is not None, _("unknown view"))
+        require(self.view in ATTENTION_VIEWS, _("unknown attention view {view}").format(view=repr(self.view)))
+        require(isinstance(self.presentation, bool), _("presentation must be true or false"))
+        require(self.stage in STAGES, _("unknown stage {stage}").format(stage=repr(self.stage)))
         for name in ("stage_layer", "stage_head", "stage_position"):
             value = getattr(self, name)
-            require(isinstance(value, int) and 0 <= value < 1024, f"{name} must be an integer 0…1023")
-        require(isinstance(self.layer, int) and self.layer >= 0, "the layer must be a non-negative integer")
-        require(self.head is None or (isinstance(self.head, int) and self.head >= 0), "invalid head")
-        require(isinstance(self.training, str) and len(self.training) <= 1000, "the training setup is not valid")
-        require(self.language in LANGUAGES, f"unknown language {str(self.language)[:20]!r}: choose en or zh")
+            require(
+                isinstance(value, int) and 0 <= value < 1024, _("{name} must be an integer 0…1023").format(name=name)
+            )
+        require(isinstance(self.layer, int) and self.layer >= 0, _("the layer must be a non-negative integer"))
+        require(self.head is None or (isinstance(self.head, int) and self.head >= 0), _("invalid head"))
+        require(isinstance(self.training, str) and len(self.training) <= 1000, _("the training setup is not valid"))
+        require(
+            self.language in LANGUAGES,
+            _("unknown language {language}: choose en or zh").format(language=repr(str(self.language)[:20])),
+        )
         if self.training:
             try:
                 LiveSetup.from_json(self.training)
             except ValueError as error:
-                raise ExplorerError(f"the training setup is not valid: {error}") from None
+                raise ExplorerError(_("the training setup is not valid: {error}").format(error=error)) from None
 
     def replace(self, **changes) -> ExplorerState:
         return dataclasses.replace(self, **changes)
@@ -159,17 +174,17 @@ class ExplorerState:
     def from_link(cls, token: str) -> ExplorerState:
         """Parse `to_link`'s token; anything malformed is an ExplorerError, never an exception from deep inside."""
         if not isinstance(token, str) or len(token) > 20_000:
-            raise ExplorerError("the link is not valid")
+            raise ExplorerError(_("the link is not valid"))
         try:
             raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
             values = json.loads(raw.decode())
         except (binascii.Error, ValueError, UnicodeDecodeError):
-            raise ExplorerError("the link is damaged and cannot be read") from None
+            raise ExplorerError(_("the link is damaged and cannot be read")) from None
         if not isinstance(values, dict):
-            raise ExplorerError("the link is not valid")
+            raise ExplorerError(_("the link is not valid"))
         known = {f.name for f in dataclasses.fields(cls)}
         if set(values) - known:
-            raise ExplorerError("the link holds unknown settings")
+            raise ExplorerError(_("the link holds unknown settings"))
         try:
             if "silenced" in values:
                 values["silenced"] = frozenset(tuple(h) for h in values["silenced"])
@@ -179,7 +194,7 @@ class ExplorerState:
         except ExplorerError:
             raise
         except (TypeError, ValueError):
-            raise ExplorerError("the link holds invalid settings") from None
+            raise ExplorerError(_("the link holds invalid settings")) from None
 
 
 # The settings that choose what is shown (`shown`), and the state they leave the computed views with: each at its
