@@ -41,6 +41,8 @@ from transformer.training.live import (
 )
 from transformer.training.replay import Probe, snapshot_steps, thinned
 
+from .i18n import N_, _
+
 ROOT = Path(__file__).resolve().parent.parent  # where `python -m explorer.training` finds the packages
 SLOTS = int(os.environ.get("EXPLORER_TRAIN_SLOTS", 1))  # runs that train at once, on the whole server
 BUDGET_S = float(os.environ.get("EXPLORER_TRAIN_BUDGET_S", 180))  # seconds of training a run may have
@@ -52,6 +54,21 @@ WEIGHTS_BYTES = 32 * 2**20  # a run keeps the weights of as many snapshots as th
 
 READY, QUEUED, TRAINING, PAUSED = "ready", "queued", "training", "paused"
 FINISHED, STOPPED, FAILED = "finished", "stopped", "failed"
+
+# Why a run stopped, as the worker and the pool say it: a template and its values (a `Reason`), put into words where
+# the page shows it (`TrainingRun.said`), in the language of the user who reads it. The worker process and the pool's
+# threads speak no user's language.
+Reason = tuple[str, dict]
+BUDGET_SPENT = N_("the time budget of {seconds:.0f} s is spent")
+CRASHED = N_("training failed: {error}")
+WORKER_LOST = N_("the training process stopped unexpectedly")
+PAGE_CLOSED = N_("the page was closed")
+
+
+def worded(reason: Reason) -> str:
+    """A reason in English (the run's `message`: the logs, the tests)."""
+    template, values = reason
+    return template.format(**values) if values else template
 
 
 @dataclass
@@ -67,7 +84,8 @@ class TrainingRun:
     snapshots: list[Snapshot] = field(default_factory=list)  # at most SNAPSHOT_LIMIT, spaced logarithmically
     probe: Probe | None = None  # the latest look at the probe
     state: bytes | None = None  # what resumes a paused run (`LiveRun.state_dict`)
-    message: str = ""  # why the run stopped, when it did not finish on its own
+    message: str = ""  # why the run stopped, when it did not finish on its own (in English)
+    reason: Reason = ("", {})  # the same, to put into the reader's words (`said`)
     last_seen: float = field(default_factory=time.monotonic)
     version: int = 0  # counts the changes: a page redraws only what changed since it last looked
     id: int = field(default_factory=itertools.count(1).__next__)
@@ -89,6 +107,18 @@ class TrainingRun:
         return self.setup.layers, self.setup.heads
 
     downloadable = True  # its snapshots can be downloaded as model files
+
+    def tell(self, template: str, **values) -> None:
+        """Say why the run stopped: a template marked for the catalogs (`N_`) and its values."""
+        self.reason = (template, values)
+        self.message = worded(self.reason)
+
+    def said(self) -> str:
+        """Why the run stopped, in the language of the user who reads it; empty when it did not say."""
+        template, values = self.reason
+        if not template:
+            return ""
+        return _(template).format(**values) if values else _(template)
 
     @property
     def active(self) -> bool:
@@ -112,8 +142,9 @@ class TrainingRun:
                     Snapshot(payload["step"], payload["seconds"], weights, payload["probe"], payload["metrics"])
                 )
             elif kind == "ended":
-                self.state, self.message = payload["state"], payload["message"] or self.message  # or why it was stopped
-                self.status = payload["status"]
+                self.state, self.status = payload["state"], payload["status"]
+                if payload["message"]:  # else why it was stopped (`TrainingPool.halt`)
+                    self.reason, self.message = payload.get("reason") or (payload["message"], {}), payload["message"]
 
     def add_snapshot(self, snapshot: Snapshot) -> None:
         """Keep `snapshot`: at most `SNAPSHOT_LIMIT` snapshots, spaced logarithmically, and the weights of as many
@@ -149,15 +180,16 @@ def work(connection: Connection, threads: int = 1, niceness: int = 10) -> None:
         try:
             status, why, state = train(connection, run_id, LiveSetup.from_json(setup), state, budget_s, seconds)
         except Exception as error:  # the server must hear of any failure, or the user would wait forever
-            status, why, state = FAILED, f"training failed: {type(error).__name__}: {error}", state
-        connection.send(("ended", run_id, {"status": status, "message": why, "state": state}))
+            status, why, state = FAILED, (CRASHED, {"error": f"{type(error).__name__}: {error}"}), state
+        payload = {"status": status, "message": worded(why), "reason": why, "state": state}
+        connection.send(("ended", run_id, payload))
 
 
 def train(
     connection: Connection, run_id: int, setup: LiveSetup, state: bytes | None, budget_s: float, seconds: float
-) -> tuple[str, str, bytes]:
+) -> tuple[str, Reason, bytes]:
     """Train one run until its budget is spent or the server says pause or stop; send its numbers, probes and
-    snapshots on the way. Returns how it ended, why, and its state."""
+    snapshots on the way. Returns how it ended, why (a `Reason`), and its state."""
     device = "cuda" if torch.cuda.is_available() else "cpu"
     run = LiveRun(setup, device)
     if state is not None:
@@ -183,10 +215,10 @@ def train(
         order = connection.recv() if connection.poll() else None
         if order is not None and order[1] == run_id and order[0] in ("pause", "stop"):
             snapshot(run, send, seconds)  # the scrubber reaches the step it stopped at
-            return (PAUSED if order[0] == "pause" else STOPPED), "", to_bytes(run.state_dict())
+            return (PAUSED if order[0] == "pause" else STOPPED), ("", {}), to_bytes(run.state_dict())
         if seconds >= budget_s:
             snapshot(run, send, seconds)
-            return FINISHED, f"the time budget of {budget_s:.0f} s is spent", to_bytes(run.state_dict())
+            return FINISHED, (BUDGET_SPENT, {"seconds": budget_s}), to_bytes(run.state_dict())
         window.append(run.train_step())
         if len(window) == LOG_EVERY:
             now = time.perf_counter()
@@ -270,8 +302,10 @@ class TrainingPool:
             if run.status in (QUEUED, TRAINING):
                 return
             if run.seconds >= run.budget_s:
-                raise ValueError(f"this run has spent its time budget ({run.budget_s:.0f} s): reset it to start again")
-            run.status, run.message, run.last_seen = QUEUED, "", time.monotonic()
+                spent = _("this run has spent its time budget ({seconds:.0f} s): reset it to start again")
+                raise ValueError(spent.format(seconds=run.budget_s))
+            run.status, run.last_seen = QUEUED, time.monotonic()
+            run.tell("")
             self.queue.append(run)
             self.dispatch()
 
@@ -279,20 +313,21 @@ class TrainingPool:
         self.halt(run, "pause", PAUSED)
 
     def stop(self, run: TrainingRun, message: str = "") -> None:
-        """Stop the run for good (a reset, or the user left)."""
+        """Stop the run for good (a reset, or the user left); `message`, why, is marked for the catalogs (`N_`)."""
         self.halt(run, "stop", STOPPED, message)
 
     def halt(self, run: TrainingRun, order: str, status: str, message: str = "") -> None:
         with self.lock:
             if run in self.queue:
                 self.queue.remove(run)
-                run.status, run.message = status, message
+                run.status = status
+                run.tell(message)
                 run.version += 1
                 return
             worker = next((w for w in self.workers if w.run is run), None)
             if worker is not None:
                 worker.send((order, run.id))
-                run.message = message
+                run.tell(message)
 
     def place(self, run: TrainingRun) -> int:
         """The run's place in the queue (1 = next), 0 when it is not waiting."""
@@ -324,7 +359,8 @@ class TrainingPool:
         """A worker died (killed, or out of memory): its run failed, and a new worker takes the queue."""
         with self.lock:
             if worker.run is not None:
-                worker.run.status, worker.run.message = FAILED, "the training process stopped unexpectedly"
+                worker.run.status = FAILED
+                worker.run.tell(WORKER_LOST)
                 worker.run.version += 1
             if worker in self.workers:
                 self.workers.remove(worker)
@@ -339,7 +375,7 @@ class TrainingPool:
                 running = [w.run for w in self.workers if w.run is not None] + list(self.queue)
             for run in running:
                 if now - run.last_seen > self.leave_after_s:
-                    self.stop(run, "stopped: the page was closed")
+                    self.stop(run, PAGE_CLOSED)
 
     def warm(self) -> None:
         """Start the workers now, so that the first Train does not wait for a process to start."""

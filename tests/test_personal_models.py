@@ -6,18 +6,20 @@ worker's messages."""
 from __future__ import annotations
 
 import dataclasses
+import gettext
 
 import numpy as np
 import pytest
 import torch
 
-from explorer import Explorer, ExplorerError, ExplorerState, inside, render, training, training_view, walkthrough
+from explorer import Explorer, ExplorerError, ExplorerState, i18n, inside, render, training, training_view, walkthrough
 from explorer.registry import TRAINED_NAME, ModelDescription, OwnModel, PersonalRegistry
 from explorer.training import FAILED, FINISHED, PAUSED, QUEUED, STOPPED, TrainingRun
 from transformer.decoding import generate_batch
 from transformer.model import Transformer
 from transformer.training.live import LiveRun, LiveSetup, Snapshot, from_bytes, probe_example, to_bytes
 from transformer.training.model_file import TrainedModel
+from transformer.training.toy_tasks import TOY_TASKS
 
 TINY = LiveSetup(task="reverse", layers=1, heads=2, d_model=32, batch_size=16, seed=3)
 SNAPSHOTS = (0, 2, 4)  # the steps the worker sends a snapshot at
@@ -213,7 +215,7 @@ def test_the_numbers_say_the_step_the_losses_and_the_status_in_words(messages):
         (QUEUED, "", 3, "Waiting for a free trainer: number 3 in the queue."),
         (QUEUED, "", 0, "Starting…"),
         (FINISHED, "the time budget of 180 s is spent", 0, "Finished: the time budget of 180 s is spent."),
-        (STOPPED, "stopped: the page was closed", 0, "Stopped: the page was closed."),
+        (STOPPED, "the page was closed", 0, "Stopped: the page was closed."),
         (STOPPED, "", 0, "Stopped."),
         (FAILED, "training failed: <img src=x onerror=alert(1)> & co", 0, "Failed: training failed: &lt;img src=x"),
     ],
@@ -222,6 +224,33 @@ def test_the_status_is_said_in_words_and_escaped(messages, status, message, plac
     text = training_view.numbers_text(filled(messages, status, message), place)
     assert words in text
     assert "<img" not in text and text.count("<") == 4  # the div and the strong, opened and closed
+
+
+def test_why_a_run_stopped_is_said_in_the_language_of_its_reader(messages, monkeypatch):
+    """The worker speaks no language: it sends a template and its values, which the page words for each reader."""
+    chinese = {training.BUDGET_SPENT: "{seconds:.0f} 秒的时间预算已用完", "Finished: {why}.": "已完成：{why}。"}
+
+    class Chinese(gettext.NullTranslations):
+        def gettext(self, message):
+            return chinese.get(message, message)
+
+    def translations(language):
+        return Chinese() if language == "zh" else gettext.NullTranslations()
+
+    monkeypatch.setattr(i18n, "translations", translations)
+    run = filled(messages)
+    why = (training.BUDGET_SPENT, {"seconds": 180.0})
+    run.receive("ended", {"status": FINISHED, "message": training.worded(why), "reason": why, "state": None})
+    assert run.message == "the time budget of 180 s is spent"
+    assert "<strong>Finished: the time budget of 180 s is spent.</strong>" in training_view.numbers_text(run)
+    with i18n.speaking("zh"):
+        assert "<strong>已完成：180 秒的时间预算已用完。</strong>" in training_view.numbers_text(run)
+
+
+def test_the_toy_tasks_words_are_marked_for_the_catalogs():
+    """The library's tasks mark nothing (it is read without the page): `training_view.TASK_TEXTS` marks their words."""
+    for task in TOY_TASKS.values():
+        assert {task.title, task.look_for} <= set(training_view.TASK_TEXTS), task.name
 
 
 def test_snapshots_are_offered_latest_first_and_each_is_the_model_of_its_step(messages):

@@ -92,6 +92,6 @@ def test_a_run_stops_when_its_page_is_closed():
         while run.status != STOPPED:  # then nobody asks any more
             assert time.monotonic() < deadline, (run.status, run.message)
             time.sleep(0.1)
-        assert run.message == "stopped: the page was closed"
+        assert run.message == "the page was closed"
     finally:
         pool.close()

@@ -8,6 +8,7 @@ replay's slider, Play and a click on the curves move in the browser alone (`REPL
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 import time
@@ -17,6 +18,7 @@ from pathlib import Path
 import gradio as gr
 
 from explorer import Explorer, ExplorerError, ExplorerState, recorded, training_view
+from explorer.i18n import LANGUAGES, N_, _, current, speaking, translations
 from explorer.recorded import RecordedRun
 from explorer.registry import OwnModel, PersonalRegistry
 from explorer.render import FAMILY_NAMES
@@ -25,16 +27,17 @@ from transformer.training.live import NORM_POSITIONS, POSITIONAL_ENCODINGS, Live
 from transformer.training.model_file import SUFFIX, ModelFileError, read_model_path
 from transformer.training.toy_tasks import TOY_TASKS
 
+from ..i18n import T
 from ..panel import PageAccess, Panel, Updates, escaped
 from ..runtime import LONG, QUICK, uses_gpu
 from ..settings import control_values
 
-INTRODUCTION = (
+INTRODUCTION = N_(
     "Train a small Transformer here, in a minute, and watch it learn: the loss falls, and the attention of one "
     "example it never trains on, the *probe*, forms out of noise. Then explore the model you trained with every "
     "view of the page."
 )
-FORMULA = (
+FORMULA = N_(
     "The paper's learning rate (§5.3), with warm-up:\n\n"
     "$$\\text{lrate} = \\text{factor} \\cdot d_{\\text{model}}^{-0.5} \\cdot "
     "\\min(\\text{step}^{-0.5},\\ \\text{step} \\cdot \\text{warmup}^{-1.5})$$"
@@ -46,6 +49,8 @@ POLL_S = 1.0  # how often a page asks for news of its run
 POLL = {"show_progress": "hidden", "concurrency_id": "train-poll", "concurrency_limit": 2}
 FILES = Path(tempfile.gettempdir()) / "explorer-models"  # the files a Download button hands out
 AVERAGE = "average"
+PLAY, STOP_PLAY = N_("Play the replay"), N_("Stop the replay")
+SHIPPED = N_("Replay how {model} learned")
 
 # The replay moves in the browser: `replayTo(i)` shows snapshot i (its map, its prediction, the slider's place);
 # a click on the curves shows the last snapshot at or before the step clicked; Play steps through every snapshot.
@@ -71,19 +76,45 @@ if (!window.replayTo) {
     }, true);
 }
 """
+# Play steps through the replay, the button saying so in the page's language (`<html lang>`, `ui.i18n.SET_LOCALE_JS`):
+# WORDS, the two words of the button in each language (`play_js`).
 PLAY_JS = """() => {
     const button = document.querySelector("#train-play");
+    const words = WORDS[document.documentElement.lang.split("-")[0]] || WORDS.en;
     const stop = () => {
-        clearInterval(window.replayTimer); window.replayTimer = null; button.innerText = "Play the replay";
+        clearInterval(window.replayTimer); window.replayTimer = null; button.innerText = words.play;
     };
     if (window.replayTimer) return stop();
     const gd = document.querySelector("#train-replay .js-plotly-plot");
     const last = (gd?.layout?.sliders?.[0]?.steps?.length || 0) - 1;
     let i = 0;
     if (last < 1 || !window.replayTo || !window.replayTo(i)) return;
-    button.innerText = "Stop the replay";
+    button.innerText = words.stop;
     window.replayTimer = setInterval(() => { i += 1; if (!window.replayTo(i) || i >= last) stop(); }, 400);
 }"""
+
+
+def play_js() -> str:
+    """`PLAY_JS` with its words in every language of the page."""
+    words = {}
+    for language in LANGUAGES:
+        catalog = translations(language)
+        words[language] = {"play": catalog.gettext(PLAY), "stop": catalog.gettext(STOP_PLAY)}
+    return PLAY_JS.replace("WORDS", json.dumps(words, ensure_ascii=False))
+
+
+def in_language(handler: Callable) -> Callable:
+    """The handler, speaking the page's language: its last input is the language switch (`page.control("language")`).
+    The Train tab's events do not hold the user's explorer (`ui.runtime.one_at_a_time`, which speaks the user's
+    language for the other views): its timer asks for news while the user steps through a sentence."""
+
+    def spoken(*values):
+        *values, language = values
+        with speaking(language):
+            return handler(*values)
+
+    spoken.__name__, spoken.__qualname__, spoken.__doc__ = handler.__name__, handler.__qualname__, handler.__doc__
+    return spoken
 
 
 def head_value(choice: str | None) -> int | None:
@@ -97,10 +128,10 @@ def rate_text(d_model: float, warmup: float, factor: float) -> str:
         setup = LiveSetup(d_model=int(d_model), heads=1, warmup=int(warmup), lr_factor=float(factor))
     except (TypeError, ValueError):
         return ""
-    return (
-        f"With d_model = {setup.d_model}, {setup.warmup} warm-up steps and factor {setup.lr_factor:g}, the rate "
-        f"climbs for {setup.warmup} steps to {setup.learning_rate(setup.warmup):.2e}, then falls as 1/√step."
-    )
+    return _(
+        "With d_model = {d_model}, {warmup} warm-up steps and factor {factor:g}, the rate climbs for {warmup} steps "
+        "to {peak:.2e}, then falls as 1/√step."
+    ).format(d_model=setup.d_model, warmup=setup.warmup, factor=setup.lr_factor, peak=setup.learning_rate(setup.warmup))
 
 
 class TrainTab(Panel):
@@ -109,34 +140,36 @@ class TrainTab(Panel):
     def __init__(self, page: PageAccess):
         super().__init__(page)
         defaults = LiveSetup()
-        with page.tab("Train", self.tab):
-            gr.Markdown(INTRODUCTION, elem_id="train-intro")
+        with page.tab(T("Train"), self.tab):
+            gr.Markdown(T(INTRODUCTION), elem_id="train-intro")
             self.build_setup(defaults)
             with gr.Row(elem_id="train-buttons"):
                 # narrow enough for the four to share a row at 1024 px
-                self.train = gr.Button("Train", variant="primary", elem_id="train-start", min_width=80)
-                self.pause = gr.Button("Pause", interactive=False, elem_id="train-pause", min_width=80)
-                self.resume = gr.Button("Resume", interactive=False, elem_id="train-resume", min_width=80)
-                self.reset = gr.Button("Reset", interactive=False, elem_id="train-reset", min_width=80)
+                self.train = gr.Button(T("Train"), variant="primary", elem_id="train-start", min_width=80)
+                self.pause = gr.Button(T("Pause"), interactive=False, elem_id="train-pause", min_width=80)
+                self.resume = gr.Button(T("Resume"), interactive=False, elem_id="train-resume", min_width=80)
+                self.reset = gr.Button(T("Reset"), interactive=False, elem_id="train-reset", min_width=80)
             self.shipped = self.build_replays(page)
             self.numbers = gr.HTML(elem_id="train-numbers")
             # hidden until there is a run to draw (no empty plot box without a word of why)
             self.curves = gr.Plot(show_label=False, elem_id="train-curves", visible=False)
             with gr.Row(elem_id="train-probe-view"):
-                families = [(name, key) for key, name in FAMILY_NAMES.items()]
-                self.family = gr.Radio(families, value="cross", label="Probe's attention", scale=3)
-                self.layer = gr.Slider(0, defaults.layers - 1, value=0, step=1, label="Layer", scale=1)
-                self.head = gr.Dropdown(self.head_choices(defaults.heads), value=AVERAGE, label="Head", scale=1)
-            self.play = gr.Button("Play the replay", elem_id="train-play", size="sm", visible=False)
+                families = [(T(name), key) for key, name in FAMILY_NAMES.items()]
+                self.family = gr.Radio(families, value="cross", label=T("Probe's attention"), scale=3)
+                self.layer = gr.Slider(0, defaults.layers - 1, value=0, step=1, label=T("Layer"), scale=1)
+                self.head = gr.Dropdown(self.head_choices(defaults.heads), value=AVERAGE, label=T("Head"), scale=1)
+            self.play = gr.Button(T(PLAY), elem_id="train-play", size="sm", visible=False)
             self.replay = gr.Plot(show_label=False, elem_id="train-replay", visible=False)
             self.caption = gr.Markdown(elem_id="train-caption", elem_classes="caption")
             gr.HTML("", js_on_load=REPLAY_JS, elem_id="train-replay-js")
             with gr.Row(equal_height=True, elem_id="train-model-row"):
-                self.snapshot = gr.Dropdown([], label="The model at", elem_id="train-snapshot", scale=3, min_width=260)
-                self.explore = gr.Button("Explore it", elem_id="train-explore", interactive=False, scale=1)
-                self.download = gr.DownloadButton("Download", elem_id="train-download", interactive=False, scale=1)
+                self.snapshot = gr.Dropdown(
+                    [], label=T("The model at"), elem_id="train-snapshot", scale=3, min_width=260
+                )
+                self.explore = gr.Button(T("Explore it"), elem_id="train-explore", interactive=False, scale=1)
+                self.download = gr.DownloadButton(T("Download"), elem_id="train-download", interactive=False, scale=1)
                 self.upload = gr.UploadButton(
-                    "Load a model file", file_types=[SUFFIX], type="filepath", elem_id="train-upload", scale=1
+                    T("Load a model file"), file_types=[SUFFIX], type="filepath", elem_id="train-upload", scale=1
                 )
             self.message = gr.Markdown(elem_id="train-message", elem_classes="note")
             self.timer = gr.Timer(POLL_S, active=False)
@@ -152,41 +185,47 @@ class TrainTab(Panel):
             return {}
         with gr.Row(elem_id="train-shipped"):
             gr.Markdown(
-                "Or watch a shipped model learn, as it was recorded when it was trained:", elem_classes="caption"
+                T("Or watch a shipped model learn, as it was recorded when it was trained:"), elem_classes="caption"
             )
-            return {
-                name: gr.Button(f"Replay how {name} learned", size="sm", elem_id=f"train-replay-{name}", scale=0)
+            return {  # in English until the page speaks another language (`spoken`)
+                name: gr.Button(SHIPPED.format(model=name), size="sm", elem_id=f"train-replay-{name}", scale=0)
                 for name in names
             }
 
     def build_setup(self, defaults: LiveSetup) -> None:
         """The task, the model's shape and the recipe: the controls of a `LiveSetup`."""
         with gr.Row():
-            tasks = [(task.title, name) for name, task in TOY_TASKS.items()]
-            self.task = gr.Dropdown(tasks, value=defaults.task, label="Task", elem_id="train-task", scale=3)
-            self.seed = gr.Number(defaults.seed, label="Seed", precision=0, minimum=0, elem_id="train-seed", scale=1)
-        self.look_for = gr.Markdown(TOY_TASKS[defaults.task].look_for, elem_classes="caption", elem_id="train-look")
-        with gr.Accordion("The model", open=False, elem_id="train-model-box"):
+            tasks = [(T(task.title), name) for name, task in TOY_TASKS.items()]  # marked: `training_view.TASK_TEXTS`
+            self.task = gr.Dropdown(tasks, value=defaults.task, label=T("Task"), elem_id="train-task", scale=3)
+            self.seed = gr.Number(defaults.seed, label=T("Seed"), precision=0, minimum=0, elem_id="train-seed", scale=1)
+        look_for = T(TOY_TASKS[defaults.task].look_for)
+        self.look_for = gr.Markdown(look_for, elem_classes="caption", elem_id="train-look")
+        with gr.Accordion(T("The model"), open=False, elem_id="train-model-box"):
             with gr.Row():
-                self.layers = gr.Slider(1, 3, value=defaults.layers, step=1, label="Layers (each side)")
-                self.heads = gr.Slider(1, 4, value=defaults.heads, step=1, label="Heads")
+                self.layers = gr.Slider(1, 3, value=defaults.layers, step=1, label=T("Layers (each side)"))
+                self.heads = gr.Slider(1, 4, value=defaults.heads, step=1, label=T("Heads"))
                 self.d_model = gr.Dropdown(list(D_MODELS), value=defaults.d_model, label="d_model")
             with gr.Row():
                 self.positional = gr.Radio(
-                    [(kind.replace("_", " "), kind) for kind in POSITIONAL_ENCODINGS],
+                    [(T(training_view.POSITIONAL_NAMES[kind]), kind) for kind in POSITIONAL_ENCODINGS],
                     value=defaults.positional_encoding,
-                    label="Positions",
+                    label=T("Positions"),
                 )
-                self.norm = gr.Radio(list(NORM_POSITIONS), value=defaults.norm_position, label="Layer norm")
-        with gr.Accordion("The recipe", open=False, elem_id="train-recipe-box"):
-            gr.Markdown(FORMULA, elem_id="train-formula")
-            rate = rate_text(defaults.d_model, defaults.warmup, defaults.lr_factor)
+                norms = [(T(training_view.NORM_NAMES[kind]), kind) for kind in NORM_POSITIONS]
+                self.norm = gr.Radio(norms, value=defaults.norm_position, label=T("Layer norm"))
+        with gr.Accordion(T("The recipe"), open=False, elem_id="train-recipe-box"):
+            gr.Markdown(T(FORMULA), elem_id="train-formula")
+            rate = rate_text(defaults.d_model, defaults.warmup, defaults.lr_factor)  # English until `spoken`
             self.rate = gr.Markdown(rate, elem_classes="caption")
             with gr.Row():
-                self.warmup = gr.Number(defaults.warmup, label="Warm-up steps", precision=0, minimum=1, maximum=10_000)
-                self.factor = gr.Number(defaults.lr_factor, label="Factor", minimum=0.01, maximum=10, step=0.1)
-                self.smoothing = gr.Slider(0, 0.5, value=defaults.label_smoothing, step=0.05, label="Label smoothing")
-                self.batch = gr.Slider(8, 256, value=defaults.batch_size, step=8, label="Batch (sequences)")
+                self.warmup = gr.Number(
+                    defaults.warmup, label=T("Warm-up steps"), precision=0, minimum=1, maximum=10_000
+                )
+                self.factor = gr.Number(defaults.lr_factor, label=T("Factor"), minimum=0.01, maximum=10, step=0.1)
+                self.smoothing = gr.Slider(
+                    0, 0.5, value=defaults.label_smoothing, step=0.05, label=T("Label smoothing")
+                )
+                self.batch = gr.Slider(8, 256, value=defaults.batch_size, step=8, label=T("Batch (sequences)"))
 
     @property
     def setup_controls(self) -> list:
@@ -201,42 +240,69 @@ class TrainTab(Panel):
                 self.pause, self.resume, self.reset, self.explore, self.download, self.timer, self.drawn]  # fmt: skip
 
     @staticmethod
-    def head_choices(heads: int) -> list[str]:
-        return [AVERAGE, *(f"head {h}" for h in range(heads))]
+    def head_choices(heads: int) -> list[tuple[str, str]]:
+        """The probe's head control: (label, value), the labels in the language being spoken."""
+        return [(_("average"), AVERAGE), *((_("head {head}").format(head=h), f"head {h}") for h in range(heads))]
 
     # ---- events ---------------------------------------------------------------------------------------------
 
     def wire(self) -> None:
-        page, view = self.page, [self.family, self.layer, self.head]
+        """Every handler that writes words gets the page's language as its last input (`in_language`)."""
+        page, view, language = self.page, [self.family, self.layer, self.head], self.page.control("language")
         hidden = {"api_visibility": "private"}
-        for control in (self.task, self.d_model, self.warmup, self.factor):
-            control.change(self.described, [self.task, self.d_model, self.warmup, self.factor],
-                           [self.look_for, self.rate], **hidden, **QUICK)  # fmt: skip
-        self.train.click(self.start, [self.run, *self.setup_controls], [self.run, self.link, self.message,
-                         self.layer, self.head, *self.shown], **hidden, **QUICK)  # fmt: skip
+        described = [self.task, self.d_model, self.warmup, self.factor]
+        for control in described:
+            control.change(in_language(self.described), [*described, language], [self.look_for, self.rate],
+                           **hidden, **QUICK)  # fmt: skip
+        self.train.click(in_language(self.start), [self.run, *self.setup_controls, language], [self.run, self.link,
+                         self.message, self.layer, self.head, *self.shown], **hidden, **QUICK)  # fmt: skip
         for name, button in self.shipped.items():
-            button.click(self.replay_of(name), self.run, [self.run, self.message, self.layer, self.head,
-                         *self.shown], **hidden, **QUICK)  # fmt: skip
+            button.click(in_language(self.replay_of(name)), [self.run, language], [self.run, self.message,
+                         self.layer, self.head, *self.shown], **hidden, **QUICK)  # fmt: skip
         self.pause.click(self.paused, self.run, self.shown, **hidden, **QUICK)
-        self.resume.click(self.resumed, self.run, [self.message, *self.shown], **hidden, **QUICK)
+        self.resume.click(in_language(self.resumed), [self.run, language], [self.message, *self.shown], **hidden,
+                          **QUICK)  # fmt: skip
         self.reset.click(self.cleared_run, self.run, [self.run, self.message, *self.shown], **hidden, **QUICK)
-        self.timer.tick(self.poll, [self.run, self.drawn, page.explorer, *view], self.shown, **hidden, **POLL)
+        self.timer.tick(in_language(self.poll), [self.run, self.drawn, page.explorer, *view, language], self.shown,
+                        **hidden, **POLL)  # fmt: skip
         for control in view:
-            control.input(self.redrawn, [self.run, *view], [self.replay, self.drawn], **hidden, **QUICK)
-        self.play.click(None, None, None, js=PLAY_JS, **hidden)
-        self.snapshot.input(self.prepared, [self.run, self.snapshot], [self.download, self.message], **hidden, **QUICK)
+            control.input(in_language(self.redrawn), [self.run, *view, language], [self.replay, self.drawn],
+                          **hidden, **QUICK)  # fmt: skip
+        self.play.click(None, None, None, js=play_js(), **hidden)
+        self.snapshot.input(in_language(self.prepared), [self.run, self.snapshot, language],
+                            [self.download, self.message], **hidden, **QUICK)  # fmt: skip
         explored = list(dict.fromkeys([page.tabs, *page.inputs[1:], *page.outputs, page.status, self.message]))
-        explore, load = uses_gpu(self.explored_snapshot), uses_gpu(self.loaded)
-        self.explore.click(explore, [self.run, self.snapshot, page.explorer], explored, **hidden, **LONG)
-        self.upload.upload(load, [self.upload, page.explorer], explored, **hidden, **LONG)
+        explore, load = uses_gpu(in_language(self.explored_snapshot)), uses_gpu(in_language(self.loaded))
+        self.explore.click(explore, [self.run, self.snapshot, page.explorer, language], explored, **hidden, **LONG)
+        self.upload.upload(load, [self.upload, page.explorer, language], explored, **hidden, **LONG)
         # A shared link's setup fills the controls; the setup of a new run goes into the link.
-        self.link.change(self.from_link, self.link, [*self.setup_controls, self.message], **hidden)
+        self.link.change(in_language(self.from_link), [self.link, language], [*self.setup_controls, self.message],
+                         **hidden)  # fmt: skip
         self.link.change(page.apply, page.inputs, page.outputs, **hidden, **QUICK)
+        # Another language (the switch, or a page opened in Chinese): the words the server wrote, again in it.
+        language.change(in_language(self.spoken), [self.run, *described, self.head, language],
+                        [self.look_for, self.rate, self.head, *self.shipped.values(), self.drawn, self.timer],
+                        **hidden, **QUICK)  # fmt: skip
 
     @staticmethod
     def described(task: str, d_model: float, warmup: float, factor: float) -> tuple[str, str]:
-        look_for = TOY_TASKS[task].look_for if task in TOY_TASKS else ""
+        look_for = _(TOY_TASKS[task].look_for) if task in TOY_TASKS else ""
         return look_for, rate_text(d_model, warmup or 0, factor or 0)
+
+    def spoken(
+        self, run: TrainingRun | None, task: str, d_model: float, warmup: float, factor: float, head: str
+    ) -> Updates:
+        """The page's language changed: the tab's words that the server wrote, in it (the fixed words change in the
+        browser). The run's numbers and figures wait for the next poll, which draws them whole (and not while the
+        tab is hidden)."""
+        look_for, rate = self.described(task, d_model, warmup, factor)
+        choices = self.head_choices(run.shape[1] if run is not None else LiveSetup().heads)
+        head = head if head in {value for _label, value in choices} else AVERAGE
+        updates: Updates = {self.look_for: look_for, self.rate: rate, self.head: gr.update(choices=choices, value=head)}
+        updates |= {button: _(SHIPPED).format(model=name) for name, button in self.shipped.items()}
+        if run is not None:
+            updates |= {self.drawn: None, self.timer: gr.Timer(active=True)}
+        return updates
 
     def from_link(self, text: str) -> Updates:
         if not text:
@@ -244,7 +310,7 @@ class TrainTab(Panel):
         try:
             setup = LiveSetup.from_json(text)
         except ValueError as error:
-            return {self.message: f"The link's training setup cannot be used: {escaped(error)}"}
+            return {self.message: _("The link's training setup cannot be used: {error}").format(error=escaped(error))}
         values = dict(zip(SETUP_FIELDS, self.setup_controls, strict=True))
         return {control: getattr(setup, name) for name, control in values.items()}
 
@@ -256,10 +322,10 @@ class TrainTab(Panel):
                 fields[name] = int(fields[name]) if isinstance(fields[name], int | float) else fields[name]
             setup = LiveSetup(**fields)
         except (TypeError, ValueError) as error:
-            return {self.message: f"This setup cannot be trained: {escaped(error)}"}
+            return {self.message: _("This setup cannot be trained: {error}").format(error=escaped(error))}
         pool = self.page.pool
         if run is not None and run.active:
-            pool.stop(run, "replaced by a new run")
+            pool.stop(run, N_("replaced by a new run"))
         run = pool.new_run(setup)
         pool.start(run)
         return {
@@ -282,11 +348,12 @@ class TrainTab(Panel):
     def replayed(self, name: str, run: TrainingRun | None) -> Updates:
         """Replay how the built-in model `name` learned (the user's own run, if any, is stopped)."""
         if run is not None and run.active:
-            self.page.pool.stop(run, "replaced by a replay")
+            self.page.pool.stop(run, N_("replaced by a replay"))
         try:
             run = recorded.recorded_run(self.page.registry, name)
         except (OSError, ValueError, ExplorerError) as error:
-            return {self.message: f"The replay of {escaped(name)} cannot be read: {escaped(error)}"}
+            cannot = _("The replay of {model} cannot be read: {error}")
+            return {self.message: cannot.format(model=escaped(name), error=escaped(error))}
         layers, heads = run.shape
         return {
             self.run: run,
@@ -303,7 +370,7 @@ class TrainTab(Panel):
 
     def resumed(self, run: TrainingRun | None) -> Updates:
         if run is None:
-            return {self.message: "There is no run to resume: press Train."}
+            return {self.message: _("There is no run to resume: press Train.")}
         try:
             self.page.pool.start(run)
         except ValueError as error:
@@ -313,7 +380,7 @@ class TrainTab(Panel):
     def cleared_run(self, run: TrainingRun | None) -> Updates:
         """Reset: the run stops and is forgotten (a model explored from it stays in the picker)."""
         if run is not None and run.active:
-            self.page.pool.stop(run, "reset")
+            self.page.pool.stop(run, N_("reset"))
         return {
             self.run: None,
             self.message: "",
@@ -390,7 +457,7 @@ class TrainTab(Panel):
 
     def file_of(self, run: TrainingRun, step: int | None) -> str:
         """The model of the snapshot at `step` (the latest when None) as a file to download (its path)."""
-        model, _ = training_view.chosen_model(run, step)
+        model, _exact = training_view.chosen_model(run, step)
         folder = FILES / f"{os.getpid()}-{run.id}"
         folder.mkdir(parents=True, exist_ok=True)
         for old in folder.glob(f"*{SUFFIX}"):  # one file a run at a time
@@ -411,7 +478,7 @@ class TrainTab(Panel):
     def explored_snapshot(self, run: TrainingRun | None, step, explorer) -> Updates:
         """Explore it: the snapshot becomes one of the user's models, and the page opens on it."""
         if run is None:
-            return {self.message: "Train a model first."}
+            return {self.message: _("Train a model first.")}
         step = int(step) if step is not None else None
         try:
             if isinstance(run, RecordedRun):
@@ -430,25 +497,29 @@ class TrainTab(Panel):
         try:
             model = read_model_path(path)
         except ModelFileError as error:
-            return {self.message: f"**{escaped(Path(path).name)}** cannot be loaded: {escaped(error)}"}
-        return self.explored(explorer, training_view.own_model(model, origin="loaded from a file"))
+            cannot = _("**{file}** cannot be loaded: {error}")
+            return {self.message: cannot.format(file=escaped(Path(path).name), error=escaped(error))}
+        return self.explored(explorer, training_view.own_model(model, origin=training_view.LOADED))
 
     def explored(self, explorer, own: OwnModel) -> Updates:
-        """The page on `own`, a model of the user's: in their picker, on its first example, in the Attention tab."""
+        """The page on `own`, a model of the user's: in their picker, on its first example, in the Attention tab, in
+        the page's language."""
         page = self.page
         base = explorer if isinstance(explorer, Explorer) else None
         registry = PersonalRegistry.of(base.registry if base is not None else page.registry)
         name = registry.add(own)  # numbered when another model of the user's has the same words
         state = (base.state if base is not None else ExplorerState(model=page.default_model)).replace(
             model=name, source=own.examples[0][0], choices=(), silenced=frozenset(), layer=0, head=None, grid=False,
-            tab="attention",
+            tab="attention", language=current(),
         )  # fmt: skip
         try:
             explorer = Explorer(registry, state)
         except ExplorerError as error:
             return {self.message: escaped(error)}
         controls = {page.control(key): value for key, value in control_values(explorer.state).items()}
-        message = f"Exploring **{escaped(name)}**, a model of yours: Step through its translation."
+        message = _("Exploring **{model}**, a model of yours: Step through its translation.").format(
+            model=escaped(name)
+        )
         return (
             {page.tabs: page.selected_tab("attention"), self.message: ""} | controls | page.refreshed(explorer, message)
         )
