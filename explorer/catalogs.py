@@ -1,11 +1,16 @@
 """The page's gettext catalogs, kept in step with the code: `python -m explorer.catalogs update`.
 
-It collects the strings marked in the code (`_`, `T`, `N_`, `ngettext`; see `explorer.i18n`) into
+It collects the strings marked in the code (`_`, `T`, `N_`, `ngettext`; see `explorer.i18n`), and the page's words
+written in data files (the model picker's descriptions, the examples' notes), into
 `locale/messages.pot` and merges them into every language's `messages.po`: a new string waits there untranslated
 (and the tests fail until a translator fills it in), a string gone from the code leaves its catalog.
 """
 
 from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
 
 from babel.messages.pofile import read_po
 
@@ -15,6 +20,9 @@ from .i18n import DEFAULT, DOMAIN, LANGUAGES, ROOT, catalog_path
 TEMPLATE_NAME = "messages.pot"
 SOURCES = ("app.py", "explorer", "ui")  # where the page's strings are written
 KEYWORDS = {"_": None, "T": None, "N_": None, "ngettext": (1, 2)}
+# The page's words that live in data files: what the model picker says of each model, and why a model's instructive
+# failures fail (`explorer.registry` translates them where it shows them).
+MODEL_TEXTS = ("label", "source", "size", "quality")
 
 
 def extract():
@@ -27,7 +35,37 @@ def extract():
     for path in files:
         for line, message, comments, _context in extract_from_file("python", path, keywords=KEYWORDS):
             template.add(message, locations=[(path.relative_to(ROOT).as_posix(), line)], auto_comments=comments)
+    for path, line, message in data_texts():
+        template.add(message, locations=[(path, line)])
     return template
+
+
+def data_texts() -> Iterator[tuple[str, int, str]]:
+    """(file, line, text) of the page's words written in data files: `assets/models.json`, each model's
+    `examples.json`."""
+    models = ROOT / "assets" / "models.json"
+    for entry in json.loads(models.read_text(encoding="utf-8")).values():
+        if isinstance(entry, dict):
+            for field in MODEL_TEXTS:
+                if entry.get(field):
+                    yield _located(models, entry[field])
+    for path in sorted(ROOT.glob("checkpoints/*/examples.json")):
+        for example in json.loads(path.read_text(encoding="utf-8"))["examples"]:
+            if example.get("why"):
+                yield _located(path, example["why"])
+
+
+def _located(path: Path, text: str) -> tuple[str, int, str]:
+    """`text` with the line of `path` it is written on (as JSON writes it)."""
+    written = path.read_text(encoding="utf-8")
+    at = written.find(json.dumps(text, ensure_ascii=False)[1:-1])
+    return path.relative_to(ROOT).as_posix(), written.count("\n", 0, max(at, 0)) + 1, text
+
+
+def translated(message) -> bool:
+    """Whether a catalog's message is translated: every plural form filled in, and not fuzzy (gettext skips those)."""
+    forms = message.string if isinstance(message.string, tuple) else (message.string,)
+    return all(forms) and not message.fuzzy
 
 
 def update() -> dict[str, int]:
@@ -54,7 +92,7 @@ def update() -> dict[str, int]:
         catalog.update(template, update_header_comment=False)
         with path.open("wb") as file:
             write_po(file, catalog, width=120, ignore_obsolete=True, include_previous=True)
-        untranslated[language] = sum(1 for m in catalog if m.id and (not m.string or m.fuzzy))
+        untranslated[language] = sum(1 for m in catalog if m.id and not translated(m))
     i18n.translations.cache_clear()
     return untranslated
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import re
 import threading
 
 import pytest
@@ -20,7 +22,7 @@ def test_every_string_marked_in_the_code_has_a_chinese_translation():
     marked = {message.id for message in catalogs.extract() if message.id}
     with i18n.catalog_path("zh").open("rb") as file:
         catalog = read_po(file)
-    translated = {m.id for m in catalog if m.id and m.string and not m.fuzzy}
+    translated = {m.id for m in catalog if m.id and catalogs.translated(m)}
     assert sorted(marked - {m.id for m in catalog}) == [], "run: python -m explorer.catalogs update"
     assert sorted(marked - translated) == [], "translate these in locale/zh_CN/LC_MESSAGES/messages.po"
 
@@ -29,9 +31,13 @@ def test_the_catalog_keeps_placeholders_of_each_message():
     with i18n.catalog_path("zh").open("rb") as file:
         catalog = read_po(file)
     for message in catalog:
-        if message.id and message.string:
-            for placeholder in ("{", "%("):
-                assert message.id.count(placeholder) == message.string.count(placeholder), message.id
+        if not (message.id and catalogs.translated(message)):
+            continue
+        english = message.id[-1] if isinstance(message.id, tuple) else message.id  # the plural's placeholders
+        for chinese in message.string if isinstance(message.string, tuple) else (message.string,):
+            assert sorted(re.findall(r"\{[^{}]*\}|%\{[^{}]*\}", english)) == sorted(
+                re.findall(r"\{[^{}]*\}|%\{[^{}]*\}", chinese)
+            ), english
 
 
 # --- translating ------------------------------------------------------------------------------------------------------
@@ -118,3 +124,42 @@ def test_update_writes_the_template_and_merges_it_into_the_catalogs(tmp_path, mo
     assert {m.id for m in catalog if m.id} == marked
     assert untranslated == {"zh": len(marked)}
     i18n.translations.cache_clear()
+
+
+# --- nothing shown without a catalog ----------------------------------------------------------------------------------
+
+UNTRANSLATED = {"# Transformer Explorer", "d_model"}  # a name and a symbol: the same in every language
+SHOWN_KEYWORDS = {"label", "info", "placeholder"}
+SHOWN_FIRST = {"Button", "DownloadButton", "UploadButton", "Tab", "TabItem", "Accordion", "Markdown"}
+
+
+def fixed_texts_left_unmarked(path, root=i18n.ROOT):
+    """The literal texts given to a gradio component in `path` (a label, an info, a button's or a tab's title, a
+    Markdown's text) that are not marked for translation: each would be shown in English on the Chinese page."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        called = node.func if isinstance(node, ast.Call) else None
+        if not (isinstance(called, ast.Attribute) and isinstance(called.value, ast.Name) and called.value.id == "gr"):
+            continue
+        texts = [keyword.value for keyword in node.keywords if keyword.arg in SHOWN_KEYWORDS]
+        if called.attr in SHOWN_FIRST:
+            texts += node.args[:1] + [keyword.value for keyword in node.keywords if keyword.arg == "value"]
+        for text in texts:
+            literal = (
+                isinstance(text, ast.Constant) and isinstance(text.value, str) and re.search("[A-Za-z]", text.value)
+            )
+            if isinstance(text, ast.JoinedStr) or (literal and text.value not in UNTRANSLATED):
+                yield f"{path.relative_to(root)}:{node.lineno}: gr.{called.attr}({ast.unparse(text)[:60]})"
+
+
+def test_every_fixed_text_of_the_page_is_marked_for_translation():
+    """A label or a title written as a plain string is not in any catalog: mark it T("…") (`ui.i18n`)."""
+    files = [i18n.ROOT / "app.py", *sorted((i18n.ROOT / "ui").rglob("*.py"))]
+    assert [found for path in files for found in fixed_texts_left_unmarked(path)] == []
+
+
+def test_the_check_for_unmarked_text_finds_one(tmp_path):
+    page = tmp_path / "page.py"
+    page.write_text('gr.Button("Step")\ngr.Button(T("Step"))\ngr.Slider(label=f"Layer {n}")\ngr.Markdown("d_model")\n')
+    found = list(fixed_texts_left_unmarked(page, tmp_path))
+    assert found == ["page.py:1: gr.Button('Step')", "page.py:3: gr.Slider(f'Layer {n}')"]
