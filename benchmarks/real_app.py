@@ -105,7 +105,7 @@ class App:
 def open_tab(page, name: str) -> None:
     """Open the view `name`: from the tab bar, or from its menu ("More tabs") where the views' column is too narrow
     for it."""
-    tab = page.get_by_role("tab", name=name)
+    tab = page.get_by_role("tab", name=name, exact=True)
     if tab.is_visible():
         tab.click()
     else:

@@ -15,7 +15,8 @@ from __future__ import annotations
 import gradio as gr
 from gradio.i18n import I18nData
 
-from explorer.i18n import LANGUAGES, NAMES, gradio_translations
+from explorer import i18n
+from explorer.i18n import LANGUAGES, N_, NAMES, gradio_translations
 
 # gradio calls Chinese of China "zh-CN" (its own strings: "Submit", "Loading…"); the catalog's strings go under
 # both that name and the language's, which the browser falls back to for other Chinese regions.
@@ -23,20 +24,21 @@ BROWSER_LOCALES = {"en": ("en",), "zh": ("zh", "zh-CN")}
 
 # The browser shows the page's fixed text in `language`: gradio's own `changeLocale` (its Settings panel's), from the
 # module that holds its translations, the one the page loaded (a dynamic import of the same address is the same
-# module). An address without `?lang=` gets `lang=` written in, so that reloading it keeps the language.
+# module); the event ends once the language is set, so that what follows it (`Page.in_the_new_language`) is drawn in
+# it. An address without `?lang=` gets `lang=` written in, so that reloading it keeps the language.
 SET_LOCALE_JS = """(language) => {
     const tags = {en: "en", zh: "zh-CN"};
     if (!(language in tags)) return [];
     document.documentElement.lang = tags[language];
     const core = performance.getEntriesByType("resource").map((entry) => entry.name)
         .find((name) => /\\/assets\\/core-[\\w-]+\\.js$/.test(name));
-    if (core) import(core).then((module) => module.changeLocale(tags[language])).catch(() => {});
     const url = new URL(location.href);
     if (url.searchParams.get("lang") !== language) {
         url.searchParams.set("lang", language);
         history.replaceState(history.state, "", url.href);
     }
-    return [];
+    if (!core) return [];
+    return import(core).then((module) => module.changeLocale(tags[language])).catch(() => {}).then(() => []);
 }"""
 
 
@@ -45,9 +47,16 @@ def T(message: str) -> I18nData:
     return I18nData(message)
 
 
+# Gradio's own words that its tables lack: its status tracker announces "common.complete" to a screen reader (and
+# the page's text then holds the key itself) when an event ends.
+GRADIO_GAPS = {"common.complete": N_("Done")}
+
+
 def translations() -> gr.I18n:
     """gradio's translation tables, from the gettext catalogs."""
     tables = gradio_translations()
+    for language, table in tables.items():
+        table |= {key: i18n.translations(language).gettext(text) for key, text in GRADIO_GAPS.items()}
     return gr.I18n(**{locale: tables[language] for language in LANGUAGES for locale in BROWSER_LOCALES[language]})
 
 
@@ -56,6 +65,7 @@ def switch(value: str) -> gr.Radio:
     return gr.Radio(
         [(NAMES[language], language) for language in LANGUAGES],
         value=value,
+        label=T("Language"),  # not shown: what a screen reader says of the switch
         show_label=False,
         elem_id="language",
         container=False,

@@ -55,13 +55,26 @@ class Page:
         self.default_model, self.startup_note = registry.default()  # opus-mt-en-de where it is cached, else en-de
         self.tabs: gr.Tabs  # the views, one tab each
         self.tab_by_key: dict[str, gr.Tab] = {}
+        self.tab_titles: dict[str, str | I18nData] = {}
 
     def tab(self, label: str | I18nData, key: str) -> gr.Tab:
         """A tab of the views (use it as `with page.tab(T("Positions"), "positions"):`), known by `key` to the
         state (`ExplorerState.tab`), whose figures fill their width whenever it is opened."""
         opened = self.tab_by_key[key] = gr.Tab(label, id=key)
+        self.tab_titles[key] = label
         opened.select(None, None, None, js=FIT_PLOTS_JS, api_visibility="private")
         return opened
+
+    def in_the_new_language(self, event: Any) -> Any:
+        """After `event`, which sets the browser's language (`ui.i18n.SET_LOCALE_JS`), the tab bar's titles in it:
+        gradio translates a tab's title when the tab bar takes it in, and after a change of language it does so
+        again only for the open tab."""
+        titles = list(self.tab_titles.values())
+
+        def retitled() -> list[gr.Tab]:  # made when it runs: a gr.Tab made while the page is built joins the page
+            return [gr.Tab(label=title) for title in titles]
+
+        return event.then(retitled, None, list(self.tab_by_key.values()), queue=False, api_visibility="private")
 
     def selected_tab(self, key: str) -> gr.Tabs:
         """The views with the tab `key` open (the Attention tab, when there is no such tab)."""

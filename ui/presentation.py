@@ -54,5 +54,6 @@ class Header(Panel):
 
     def wire(self) -> None:
         self.switch.change(None, self.switch, None, js=LAYOUT_JS, api_visibility="private")
-        self.language.input(None, self.language, None, js=i18n.SET_LOCALE_JS, api_visibility="private")
+        switched = self.language.input(None, self.language, None, js=i18n.SET_LOCALE_JS, api_visibility="private")
+        self.page.in_the_new_language(switched)
         self.page.on_input(self.switch, self.language)

@@ -97,9 +97,12 @@ class ShareTab(Panel):
     def wire(self) -> None:
         page = self.page
         outputs = list(dict.fromkeys([page.tabs, *page.inputs[1:], *page.outputs]))  # every control
-        page.on_load(self.address, None, self.opened_with).then(
+        restored = page.on_load(self.address, None, self.opened_with).then(
             uses_gpu(self.restore), [self.opened_with, *page.inputs], outputs, api_visibility="private"
-        ).then(None, page.control("language"), None, js=SET_LOCALE_JS, api_visibility="private")
+        )
+        page.in_the_new_language(
+            restored.then(None, page.control("language"), None, js=SET_LOCALE_JS, api_visibility="private")
+        )
         self.copy.click(None, None, None, js=copy_js(), api_visibility="private")
 
     @staticmethod
