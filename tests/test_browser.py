@@ -960,16 +960,15 @@ def test_the_chinese_page_shows_no_english_text_through_a_whole_step(browser, ap
         menu = [_(name) for name in ("Train", "Trained vs untrained", "Beam search", "Share")]
     for view in views:
         open_tab(tab, view)
-        tab.wait_for_timeout(2_000)  # drawn as it opens
+        tab.wait_for_timeout(1_000)  # drawn as it opens
         left[view] = english_left(tab)
     shot(tab, "chinese-views")
     tab.close()
     for view in menu:  # each from a page of its own: after a few tabs picked from its menu, gradio's tab bar
         tab = opened(browser, app_url + "?lang=zh")  # loses its menu button
         tab.wait_for_function("() => document.querySelector('#step-btn').innerText === '下一步'")
-        step(tab)
         open_tab(tab, view)
-        tab.wait_for_timeout(2_000)
+        tab.wait_for_timeout(1_000)
         left[view] = english_left(tab)
         tab.close()
     english = [f"{view}: …{words}…" for view, found in left.items() for words in found]
