@@ -962,6 +962,10 @@ def test_the_chinese_page_shows_no_english_text_through_a_whole_step(browser, ap
         open_tab(tab, view)
         tab.wait_for_timeout(1_000)  # drawn as it opens
         left[view] = english_left(tab)
+        if view == views[1]:  # Inside a step: the number under the pointer, written in the browser
+            tab.locator("#inside-plot img[data-values]").first.hover()
+            tip = tab.locator("#inside-plot .tensor-tip").inner_text()
+            assert re.search(r"第 \d+ 维: ", tip), tip
     shot(tab, "chinese-views")
     tab.close()
     for view in menu:  # each from a page of its own: after a few tabs picked from its menu, gradio's tab bar
