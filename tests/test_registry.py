@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry
+from explorer.i18n import speaking
 from tests.conftest import CHECKPOINTS, ROOT, build_marian
 from tests.test_marian import Payload
 from transformer.checkpoint import CheckpointError
@@ -150,6 +151,9 @@ def test_a_corrupt_cached_copy_falls_back_to_the_built_in_model_with_a_note(tmp_
         weights.write_bytes(b"not a safetensors file")
     name, note = cached_registry(cache).default()
     assert name == "en-de" and "could not be loaded" in note and HUB_DEFAULT in note
+    with speaking("zh"):  # the note of a page in Chinese (a page works it out once a language: Page.default_for)
+        name, note = cached_registry(cache).default()
+    assert name == "en-de" and "无法加载" in note and HUB_DEFAULT in note
 
 
 def test_with_an_empty_cache_the_page_opens_on_the_built_in_model_at_once(tmp_path):

@@ -15,6 +15,7 @@ from gradio.components import Component
 from gradio.i18n import I18nData
 
 from explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry, cache, figures
+from explorer.i18n import DEFAULT as DEFAULT_LANGUAGE
 from explorer.i18n import N_, _, speaking
 from explorer.training import TrainingPool
 
@@ -52,7 +53,8 @@ class Page:
         self.controls: dict[str, Component] = {}  # the settings controls, by setting name (`ui.settings.NAMES`)
         self.panels: list[Panel] = []
         self.status: gr.Markdown  # the message line (`message_line`)
-        self.default_model, self.startup_note = registry.default()  # opus-mt-en-de where it is cached, else en-de
+        self._defaults: dict[str, tuple[str, str]] = {}  # by language: `default_for`
+        self.default_model, _note = self.default_for(DEFAULT_LANGUAGE)  # opus-mt-en-de where it is cached, else en-de
         self.tabs: gr.Tabs  # the views, one tab each
         self.tab_by_key: dict[str, gr.Tab] = {}
         self.tab_titles: dict[str, str | I18nData] = {}
@@ -64,6 +66,15 @@ class Page:
         self.tab_titles[key] = label
         opened.select(None, None, None, js=FIT_PLOTS_JS, api_visibility="private")
         return opened
+
+    def default_for(self, language: str) -> tuple[str, str]:
+        """The model a first view in `language` opens on, and a note in that language when it is not the preferred
+        one (`ModelRegistry.default`); worked out once a language, not at every visit (a cached copy that fails to
+        load would be read again each time)."""
+        if language not in self._defaults:
+            with speaking(language):
+                self._defaults[language] = self.registry.default(language)
+        return self._defaults[language]
 
     def in_the_new_language(self, event: Any) -> Any:
         """After `event`, which sets the browser's language (`ui.i18n.SET_LOCALE_JS`), the tab bar's titles in it:

@@ -64,7 +64,6 @@ class PageAccess(Protocol):
     tabs: gr.Tabs  # the snapshot, one tab each
     status: gr.Markdown  # the message line (made by the decoding panel, `message_line`)
     default_model: str  # the model the page opens on
-    startup_note: str  # why that is not the preferred model, if it is not
 
     @property
     def inputs(self) -> list[Component]: ...  # of every action: the explorer, then every setting's control
@@ -82,6 +81,8 @@ class PageAccess(Protocol):
     def message_line(self) -> gr.Markdown: ...
 
     def tab(self, label: str | I18nData, key: str) -> gr.Tab: ...
+
+    def default_for(self, language: str) -> tuple[str, str]: ...  # a first view's model, and why if not the best
 
     def in_the_new_language(self, event: Any) -> Any: ...  # the tab bar's titles redrawn after `event`
 

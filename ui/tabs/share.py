@@ -147,13 +147,13 @@ class ShareTab(Panel):
         page = self.page
         values = list(values)
         values[NAMES.index("language")] = language
+        model, note = page.default_for(language) if explorer is None else ("", "")
         if explorer is None and language != DEFAULT_LANGUAGE:
-            model, _note = page.registry.default(language)
             values[NAMES.index("model")] = model
             values[NAMES.index("source")] = page.registry.examples(model)[0][0]
         updates = page.apply(explorer, *values)
         updates[page.control("model")] = values[NAMES.index("model")]
         updates[page.control("source")] = values[NAMES.index("source")]
-        if page.startup_note and explorer is None:  # the first view of a page that fell back to the built-in
-            updates[page.status] = escaped(page.startup_note)
+        if note:  # the first view of a page that fell back to the built-in model
+            updates[page.status] = escaped(note)
         return updates
