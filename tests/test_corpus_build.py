@@ -93,11 +93,11 @@ def test_licence_files_include_the_common_licence_texts(tmp_path, monkeypatch):
 
 
 def test_the_documented_build_commands_name_this_package_and_parse():
-    documents = ("README.md", "data/everyday/README.md", "data/en-de/DATA_CARD.md")
+    documents = ("docs/training.md", "data/everyday/README.md", "data/en-de/DATA_CARD.md")
     text = "\n".join((ROOT / name).read_text(encoding="utf-8") for name in documents)
     assert set(re.findall(r"python -m transformer\.training\.(\w+) build", text)) == {"corpus"}
     commands = re.findall(r"python -m transformer\.training\.corpus (build --[^`\n#]*)", text)
-    assert len(commands) == 2  # the README's and the data card's
+    assert len(commands) == 2  # docs/training.md's and the data card's
     for command in commands:
         assert parser().parse_args(shlex.split(command)).exclude == ["ddtp"]
 

@@ -9,6 +9,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+DOCS = sorted((ROOT / "docs").glob("*.md"))
+ARCHITECTURE = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
 TEST_COMMAND = "pip install -r requirements-dev.txt && ruff check . && ruff format --check . && python -m pytest"
 
 
@@ -34,9 +36,9 @@ def test_the_readme_says_how_to_get_a_public_link():
 
 
 def layout_paths() -> list[str]:
-    """The folders and files the README's "Project layout" names: a folder at the start of a line, its modules
-    indented under it (several may share a line), descriptions after two spaces."""
-    layout = README[README.index("## Project layout") :]
+    """The folders and files the "Project layout" of docs/architecture.md names: a folder at the start of a line, its
+    modules indented under it (several may share a line), descriptions after two spaces."""
+    layout = ARCHITECTURE[ARCHITECTURE.index("## Project layout") :]
     layout = layout[layout.index("```") + 3 :]
     layout = layout[layout.index("\n") + 1 : layout.index("```")]
     paths, folder = [], ""
@@ -70,12 +72,43 @@ def test_the_readme_says_how_to_choose_the_port():
 
 
 def test_the_readmes_memory_under_a_class_is_the_measured_one():
-    """The figure comes from the classroom benchmark's own record (`docs/classroom/`): its last sample."""
+    """The figure comes from the classroom benchmark's own record (`docs/classroom/`): its last sample. The README
+    and docs/benchmarks.md give it, and no page gives another."""
     import json
 
     record = json.loads((ROOT / "docs" / "classroom" / "after-60-students-6-minutes.json").read_text())
     last = round(record["memory_mb"][-1][1])
-    assert f"levels off at {last} MB" in README
+    benchmarks = (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    assert f"levels off at {last} MB" in README and f"levels off at {last} MB" in benchmarks
+    for text in (README, *(path.read_text(encoding="utf-8") for path in DOCS)):
+        assert set(re.findall(r"levels off at ([\d,]+) MB", text)) <= {str(last)}
+
+
+def relative_links(text: str) -> list[str]:
+    """The targets of a page's Markdown links and images and of its <img src=…>, outside code blocks, without
+    #anchors; web and mail addresses left out."""
+    text = re.sub(r"```.*?```", "", text, flags=re.S)
+    targets = re.findall(r"\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)", text)
+    targets += re.findall(r"<img\b[^>]*?\ssrc=[\"']?([^\"'\s>]+)", text)
+    targets = [target.split("#")[0] for target in targets]
+    return [target for target in targets if target and not re.match(r"(https?|mailto):", target)]
+
+
+def test_every_relative_link_of_the_readme_and_docs_points_at_a_file():
+    pages = [ROOT / "README.md", *DOCS]
+    assert len(relative_links(README)) > 10  # the screenshots and the docs the README links to
+    broken = [
+        f"{page.relative_to(ROOT)}: {target}"
+        for page in pages
+        for target in relative_links(page.read_text(encoding="utf-8"))
+        if not (page.parent / target).exists()
+    ]
+    assert not broken
+
+
+def test_the_readme_links_every_page_of_docs():
+    linked = {(ROOT / target).resolve() for target in relative_links(README)}
+    assert not [path.name for path in DOCS if path.resolve() not in linked]
 
 
 def collected(*options: str) -> str:
@@ -89,14 +122,17 @@ def collected(*options: str) -> str:
 
 @pytest.mark.slow
 def test_the_readme_gives_the_number_of_tests_the_suite_collects():
-    """ "runs N tests": the number `python -m pytest --collect-only` counts (the README said 640 when 671 ran); and
-    the number of fast tests the README's command for them runs."""
+    """ "runs N tests": the number `python -m pytest --collect-only` counts (the README said 640 when 671 ran),
+    wherever the README or a page of docs/ says it; and the number of fast tests the README's command for them runs."""
     fast = re.search(r"`python -m pytest -m \"(not slow and not browser)\"` \(([\d,]+) tests", README)
     assert fast, "the README says how to run the fast tests, and how many there are"
     counted = re.search(r"(\d+)/\d+ tests collected", collected("-m", fast[1]))  # no browser test: Chromium or not
     assert int(fast[2].replace(",", "")) == int(counted[1])
-    said = int(re.search(r"`python -m pytest` runs ([\d,]+) tests", README)[1].replace(",", ""))
+    pages = (README, *(path.read_text(encoding="utf-8") for path in DOCS))
+    counts = [n for text in pages for n in re.findall(r"`python -m pytest` runs ([\d,]+) tests", text)]
+    said = {int(n.replace(",", "")) for n in counts}
+    assert said, "the README says how many tests there are"
     everything = collected()
     if "skipped" in everything:  # a machine without Chromium collects no browser test
         pytest.skip("some test modules are skipped here: the count is CI's")
-    assert said == int(re.search(r"(\d+) tests? collected", everything)[1])
+    assert said == {int(re.search(r"(\d+) tests? collected", everything)[1])}
