@@ -17,7 +17,7 @@ import torch
 
 from explorer import ModelRegistry
 from explorer.training import TrainingPool
-from ui import fonts, i18n
+from ui import fonts, i18n, runtime
 from ui.page import build_demo
 
 ROOT = Path(__file__).resolve().parent
@@ -39,7 +39,7 @@ limit_malloc_arenas()
 # server CPU, 22.5 against 17.8 ms to the answer; docs/classroom/), the second core spinning; that core serves another
 # student instead. TORCH_NUM_THREADS=2 for one user with a large model.
 torch.set_num_threads(int(os.environ.get("TORCH_NUM_THREADS", 1)))
-DEVICE = "cuda" if torch.cuda.is_available() else "cpu"  # a GPU Space (ZeroGPU included) runs the models there
+DEVICE = runtime.chosen_device()  # a GPU where there is one (a GPU Space, ZeroGPU included); EXPLORER_DEVICE overrides
 
 REGISTRY = ModelRegistry(ROOT / "checkpoints", device=DEVICE)
 # Gradio 6: theme and css go to launch(). Each open session keeps its explorer (about 1 MB with a built-in model);

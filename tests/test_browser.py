@@ -518,6 +518,7 @@ def test_the_model_picker_says_what_each_model_is(page):
     page.locator("#model-about-box").get_by_text("About this model").click()
     about = page.locator("#model-about").inner_text()
     assert "Source." in about and "Size." in about and "Quality." in about and "parameters" in about
+    assert "Runs on the CPU." in about or "Runs on a GPU: " in about  # where the app put its models
 
 
 INJECTION = (

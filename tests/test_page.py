@@ -148,3 +148,32 @@ def test_the_walkthrough_is_written_once_for_every_user_at_the_same_step_and_nev
     height = plot.layout.height
     shown = enlarged_for_presentation({"plot": plot}, state.replace(presentation=True))["plot"]
     assert shown.layout.height > height and plot.layout.height == height  # the shared figure is left as it was
+
+
+# --- the device ------------------------------------------------------------------------------------------------------
+
+
+def test_the_app_runs_where_the_environment_asks_else_on_a_gpu_where_there_is_one(monkeypatch):
+    from ui.runtime import chosen_device
+
+    monkeypatch.delenv("EXPLORER_DEVICE", raising=False)
+    assert chosen_device() == ("cuda" if torch.cuda.is_available() else "cpu")
+    monkeypatch.setenv("EXPLORER_DEVICE", " CPU ")
+    assert chosen_device() == "cpu"
+    for asked, said in [("gpu", "is not a device: choose cpu or cuda"), ("mps", "runs on cpu or cuda")]:
+        with pytest.raises(SystemExit, match=said):  # stopped at the start, saying why, not at the first Step
+            chosen_device(asked)
+    if not torch.cuda.is_available():
+        with pytest.raises(SystemExit, match="sees no CUDA GPU here: unset it to run on the CPU"):
+            chosen_device("cuda")
+
+
+def test_the_model_panel_says_which_device_runs_the_model():
+    from explorer.i18n import speaking
+    from ui.runtime import device_said
+
+    assert device_said("cpu") == "Runs on the CPU."
+    with speaking("zh"):
+        assert device_said("cpu") == "运行在 CPU 上。"
+    if torch.cuda.is_available():
+        assert device_said("cuda:0").startswith("Runs on a GPU: ") and "(cuda:0)" in device_said("cuda:0")

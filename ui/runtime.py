@@ -12,8 +12,10 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+import torch
+
 from explorer import Explorer
-from explorer.i18n import DEFAULT, speaking
+from explorer.i18n import DEFAULT, _, speaking
 
 QUICK_CONCURRENCY = int(os.environ.get("EXPLORER_QUICK_CONCURRENCY", 2))
 LONG_CONCURRENCY = int(os.environ.get("EXPLORER_LONG_CONCURRENCY", 1))
@@ -46,3 +48,32 @@ def one_at_a_time(explorer: Any, language: str | None = None):
         return
     with explorer.lock, speaking(language or explorer.state.language):
         yield
+
+
+def chosen_device(asked: str | None = None) -> str:
+    """The device the models run on: `asked` (by default the environment's `EXPLORER_DEVICE`: "cpu", "cuda",
+    "cuda:1") where it is set, else a CUDA GPU where PyTorch sees one, else the CPU. A device that cannot be had
+    stops the app with a message saying why, rather than failing at the first Step."""
+    asked = (os.environ.get("EXPLORER_DEVICE", "") if asked is None else asked).strip().lower()
+    if not asked:
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    try:
+        device = torch.device(asked)
+    except RuntimeError:
+        raise SystemExit(
+            f"EXPLORER_DEVICE={asked!r} is not a device: choose cpu or cuda (cuda:1 a second GPU)"
+        ) from None
+    if device.type not in ("cpu", "cuda"):
+        raise SystemExit(f"EXPLORER_DEVICE={asked!r}: the app runs on cpu or cuda")
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise SystemExit(f"EXPLORER_DEVICE={asked!r}, but PyTorch sees no CUDA GPU here: unset it to run on the CPU")
+    if device.index is not None and device.index >= torch.cuda.device_count():
+        raise SystemExit(f"EXPLORER_DEVICE={asked!r}, but there are {torch.cuda.device_count()} CUDA GPUs here")
+    return str(device)
+
+
+def device_said(device: str) -> str:
+    """Which device the models run on, as the page says it (in the user's language)."""
+    if not device.startswith("cuda"):
+        return _("Runs on the CPU.")
+    return _("Runs on a GPU: {name} ({device}).").format(name=torch.cuda.get_device_name(device), device=device)

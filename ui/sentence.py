@@ -12,7 +12,7 @@ from explorer.registry import PersonalRegistry
 
 from .i18n import T
 from .panel import Frame, PageAccess, Panel, Updates
-from .runtime import QUICK
+from .runtime import QUICK, device_said
 from .settings import Settings
 
 HUB_EXAMPLES = ["Helsinki-NLP/opus-mt-en-de", "Helsinki-NLP/opus-mt-en-fr", "Helsinki-NLP/opus-mt-en-zh"]
@@ -88,7 +88,9 @@ class SentencePanel(Panel):
             ),
             # after a failed load, back to the model in use; the user's own models among the choices
             self.model: gr.update(value=frame.state.model, choices=self.choices(registry)),
-            self.about: registry.describe(frame.state.model).markdown(),
+            self.about: registry.describe(frame.state.model).markdown()
+            + "\n\n"
+            + device_said(str(next(frame.explorer.checkpoint.model.parameters()).device)),
         }
 
     def cleared(self, message: str) -> Updates:
