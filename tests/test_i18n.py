@@ -163,3 +163,11 @@ def test_the_check_for_unmarked_text_finds_one(tmp_path):
     page.write_text('gr.Button("Step")\ngr.Button(T("Step"))\ngr.Slider(label=f"Layer {n}")\ngr.Markdown("d_model")\n')
     found = list(fixed_texts_left_unmarked(page, tmp_path))
     assert found == ["page.py:1: gr.Button('Step')", "page.py:3: gr.Slider(f'Layer {n}')"]
+
+
+def test_words_written_in_the_browser_come_in_every_language_and_the_page_picks_its_own():
+    from ui.i18n import with_browser_words
+
+    script = with_browser_words("const words = __WORDS__;", {"step": "Step"})
+    assert "__WORDS__" not in script and '"en": {"step": "Step"}' in script and '"zh": {"step": "下一步"}' in script
+    assert "document.documentElement.lang" in script and "|| all.en" in script  # the page's language, else English

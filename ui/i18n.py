@@ -12,6 +12,8 @@ state (and so every text it draws) and, through `SET_LOCALE_JS`, gradio's own la
 
 from __future__ import annotations
 
+import json
+
 import gradio as gr
 from gradio.i18n import I18nData
 
@@ -50,6 +52,18 @@ def T(message: str) -> I18nData:
 # Gradio's own words that its tables lack: its status tracker announces "common.complete" to a screen reader (and
 # the page's text then holds the key itself) when an event ends.
 GRADIO_GAPS = {"common.complete": N_("Done")}
+
+
+def with_browser_words(script: str, words: dict[str, str]) -> str:
+    """`script`, code that runs in the browser (a button's answer, a tooltip), with `__WORDS__` made the object of
+    `words` ({key: English text, marked N_}) in the page's language: the page's (`<html lang>`, which
+    `SET_LOCALE_JS` sets), else English. Every language's words go in, from the catalogs, when the page is built."""
+    table = {
+        language: {key: i18n.translations(language).gettext(text) for key, text in words.items()}
+        for language in LANGUAGES
+    }
+    chosen = "((all) => all[(document.documentElement.lang || '').split('-')[0]] || all.en)"
+    return script.replace("__WORDS__", f"{chosen}({json.dumps(table, ensure_ascii=False)})")
 
 
 def translations() -> gr.I18n:

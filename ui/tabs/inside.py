@@ -3,16 +3,15 @@ paper's architecture diagram (explorer.inside; transformer.worked computes the n
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import gradio as gr
 from gradio.components import Component
 
 from explorer import inside
-from explorer.i18n import LANGUAGES, N_, translations
+from explorer.i18n import N_
 
-from ..i18n import T
+from ..i18n import T, with_browser_words
 from ..panel import Frame, PageAccess, Panel, Updates
 from ..settings import DEFAULTS
 
@@ -25,11 +24,11 @@ HINT = N_(
 
 # The number under the pointer, for the strips and matrices of `explorer.figures.tensor_panels_html` (each image
 # carries its values and row labels), in the page's language (`<html lang>`, `ui.i18n.SET_LOCALE_JS`); the bars carry
-# theirs in a tooltip of their own. DIMENSION: "dimension {column}" in each language of the page.
+# theirs in a tooltip of their own. Its one word, DIMENSION, in the page's language (`ui.i18n.with_browser_words`).
 DIMENSION = N_("dimension {column}")
 HOVER_JS = """
 const parsed = new WeakMap();
-const dimension = DIMENSION[document.documentElement.lang.split("-")[0]] || DIMENSION.en;
+const words = () => __WORDS__;  // as the pointer moves: the page's language may have changed since
 const tip = () => element.querySelector(".tensor-tip") || element.appendChild(Object.assign(
     document.createElement("div"), {className: "tensor-tip"}));
 element.addEventListener("mousemove", (event) => {
@@ -42,11 +41,12 @@ element.addEventListener("mousemove", (event) => {
     const column = at(event.clientX - box.left, box.width, values[0].length);
     const name = labels[row] ? `${row} · ${labels[row]}, ` : "";
     const shown = tip();
-    shown.textContent = `${name}${dimension.replace("{column}", column)}: ${values[row][column]}`;
+    shown.textContent = `${name}${words().dimension.replace("{column}", column)}: ${values[row][column]}`;
     Object.assign(shown.style, {display: "block", left: `${event.clientX + 14}px`, top: `${event.clientY + 14}px`});
 });
 element.addEventListener("mouseleave", () => { tip().style.display = "none"; });
-""".replace("DIMENSION", json.dumps({language: translations(language).gettext(DIMENSION) for language in LANGUAGES}))
+"""
+HOVER_JS = with_browser_words(HOVER_JS, {"dimension": DIMENSION})
 
 # A click on a block of the diagram chooses its stage, as a click in the list of stages does: the list's own input
 # event runs the page's handler. The diagram's rectangles carry their stage's key (`name`, explorer.figures.

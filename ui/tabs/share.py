@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
-
 import gradio as gr
 
 from explorer import Explorer, ExplorerError, ExplorerState
 from explorer.i18n import DEFAULT as DEFAULT_LANGUAGE
 from explorer.i18n import LANGUAGES, N_, _, language_of, speaking
 
-from ..i18n import SET_LOCALE_JS, T
+from ..i18n import SET_LOCALE_JS, T, with_browser_words
 from ..panel import Frame, PageAccess, Panel, Updates, escaped
 from ..runtime import one_at_a_time, uses_gpu
 from ..settings import NAMES, control_values
@@ -39,11 +37,10 @@ COPY_WORDS = {
 
 # The link as a full address, on the clipboard; the button says it worked ("Link copied") or why not. The clipboard
 # API exists only on https and localhost: a classroom server at http://192.168.… copies through a selected, hidden
-# text box instead (`execCommand`, deprecated but still the only way there). WORDS: `COPY_WORDS` by language, the
-# page's (`<html lang>`, which `ui.i18n.SET_LOCALE_JS` sets) or English.
+# text box instead (`execCommand`, deprecated but still the only way there). `__WORDS__`: `COPY_WORDS` in the page's
+# language (`ui.i18n.with_browser_words`).
 COPY_JS = """() => {
-    const WORDS = __WORDS__;
-    const words = WORDS[(document.documentElement.lang || "").split("-")[0]] || WORDS.en;
+    const words = __WORDS__;
     const link = document.querySelector("#share-link a"), button = document.querySelector("#copy-link");
     const say = (text) => { button.innerText = text; clearTimeout(button.reset);
                             button.reset = setTimeout(() => { button.innerText = words.copy; }, 2000); };
@@ -67,12 +64,8 @@ COPY_JS = """() => {
 
 
 def copy_js() -> str:
-    """`COPY_JS` with the button's words in every language of the page (made when the page is built)."""
-    words = {}
-    for language in LANGUAGES:
-        with speaking(language):
-            words[language] = {key: _(text) for key, text in COPY_WORDS.items()}
-    return COPY_JS.replace("__WORDS__", json.dumps(words, ensure_ascii=False))
+    """`COPY_JS` with the button's words in the page's language."""
+    return with_browser_words(COPY_JS, COPY_WORDS)
 
 
 class ShareTab(Panel):

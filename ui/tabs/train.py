@@ -8,7 +8,6 @@ replay's slider, Play and a click on the curves move in the browser alone (`REPL
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 import time
@@ -18,7 +17,7 @@ from pathlib import Path
 import gradio as gr
 
 from explorer import Explorer, ExplorerError, ExplorerState, recorded, training_view
-from explorer.i18n import LANGUAGES, N_, _, current, speaking, translations
+from explorer.i18n import N_, _, current, speaking
 from explorer.recorded import RecordedRun
 from explorer.registry import OwnModel, PersonalRegistry
 from explorer.render import FAMILY_NAMES
@@ -27,7 +26,7 @@ from transformer.training.live import NORM_POSITIONS, POSITIONAL_ENCODINGS, Live
 from transformer.training.model_file import SUFFIX, ModelFileError, read_model_path
 from transformer.training.toy_tasks import TOY_TASKS
 
-from ..i18n import T
+from ..i18n import T, with_browser_words
 from ..panel import PageAccess, Panel, Updates, escaped
 from ..runtime import LONG, QUICK, uses_gpu
 from ..settings import control_values
@@ -76,11 +75,10 @@ if (!window.replayTo) {
     }, true);
 }
 """
-# Play steps through the replay, the button saying so in the page's language (`<html lang>`, `ui.i18n.SET_LOCALE_JS`):
-# WORDS, the two words of the button in each language (`play_js`).
+# Play steps through the replay, the button saying so in the page's language (`play_js`).
 PLAY_JS = """() => {
     const button = document.querySelector("#train-play");
-    const words = WORDS[document.documentElement.lang.split("-")[0]] || WORDS.en;
+    const words = __WORDS__;
     const stop = () => {
         clearInterval(window.replayTimer); window.replayTimer = null; button.innerText = words.play;
     };
@@ -95,12 +93,8 @@ PLAY_JS = """() => {
 
 
 def play_js() -> str:
-    """`PLAY_JS` with its words in every language of the page."""
-    words = {}
-    for language in LANGUAGES:
-        catalog = translations(language)
-        words[language] = {"play": catalog.gettext(PLAY), "stop": catalog.gettext(STOP_PLAY)}
-    return PLAY_JS.replace("WORDS", json.dumps(words, ensure_ascii=False))
+    """`PLAY_JS` with its words in the page's language."""
+    return with_browser_words(PLAY_JS, {"play": PLAY, "stop": STOP_PLAY})
 
 
 def in_language(handler: Callable) -> Callable:
