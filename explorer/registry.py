@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import json
 import re
 import threading
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +46,18 @@ def in_hub_cache(repo_id: str, cache_dir: str | Path | None = None) -> bool:
 
 BUILTIN_FILES = ("config.json", TWIN)  # a built-in model is a checkpoint folder or an untrained twin's
 
+# Every `ModelRegistry` of this process, by number: a pickled registry is its number (`ModelRegistry.__reduce__`).
+_REGISTRIES: weakref.WeakValueDictionary[int, ModelRegistry] = weakref.WeakValueDictionary()
+_NUMBERS = itertools.count()
+
+
+def registry_numbered(number: int) -> ModelRegistry:
+    """The registry a pickled copy names: the same one, in the process that made it or in one forked from it (a
+    ZeroGPU worker)."""
+    if number not in _REGISTRIES:
+        raise LookupError(f"no model registry number {number} in this process: it was made in another one")
+    return _REGISTRIES[number]
+
 
 class ModelRegistry:
     """Built-in checkpoints (folders under `checkpoints/`) and Hub models, loaded once, shared read-only.
@@ -67,6 +81,25 @@ class ModelRegistry:
         self._loaded: dict[str, Checkpoint] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
+        self.number = next(_NUMBERS)
+        _REGISTRIES[self.number] = self
+
+    def __reduce__(self):
+        """Pickled by reference: a user's explorer that crosses to a ZeroGPU worker (forked from this process) and
+        back names the registry every user shares, not a copy of its models."""
+        return registry_numbered, (self.number,)
+
+    def preload(self, names: list[str] | None = None) -> list[str]:
+        """Load `names` now (by default the built-in models and the Hub defaults in the local cache), and return
+        those loaded. On ZeroGPU the models must be on the GPU before the app starts: they are then packed once and
+        sent to every worker (`app.py`)."""
+        wanted = names if names is not None else self.builtin + [hub for hub, _builtin in DEFAULTS.values()]
+        loaded = []
+        for name in wanted:
+            if name in self.builtin or in_hub_cache(name, self.hub_cache):
+                self.get(name)
+                loaded.append(name)
+        return loaded
 
     def get(self, name: str) -> Checkpoint:
         """The model called `name` (a built-in, or a Hub repo id such as Helsinki-NLP/opus-mt-en-de)."""

@@ -79,8 +79,28 @@ class Explorer:
         self.state = state
         self._decoding: Decoding | None = None
         self._snapshot: tuple[ExplorerState, StepSnapshot] | None = None  # the last snapshot, after the state it shows
-        self.lock = threading.Lock()  # for callers that share an explorer between threads (the app: one per user)
+        # For callers that share an explorer between threads (the app: one per user). Re-entrant: on ZeroGPU the page
+        # holds it around a handler that takes it again (`ui.runtime.uses_gpu`).
+        self.lock = threading.RLock()
         self._rebuild()
+
+    # ---- across processes (a ZeroGPU worker) ----------------------------------------------------------------
+
+    def __getstate__(self) -> dict:
+        """What a pickled copy holds: the registry (by reference, `ModelRegistry.__reduce__`), the state and the last
+        snapshot (CPU tensors). Not the live decoding, whose key/value cache lives where the model does: the copy
+        replays it from the state when it first needs it (`decoding`). Not the lock."""
+        return {"registry": self.registry, "state": self.state, "_snapshot": self._snapshot}
+
+    def __setstate__(self, saved: dict) -> None:
+        self.__dict__.update(saved)
+        self._decoding = None
+        self.lock = threading.RLock()
+
+    def adopt(self, other: Explorer) -> None:
+        """Become `other`, a copy of this explorer that an action changed elsewhere (a ZeroGPU worker), keeping this
+        one's lock: the page goes on holding this explorer. Its decoding is replayed when next needed."""
+        self.__dict__.update({key: value for key, value in other.__dict__.items() if key != "lock"})
 
     # ---- actions ----------------------------------------------------------------------------------------
 
@@ -177,6 +197,8 @@ class Explorer:
 
     @property
     def decoding(self) -> Decoding:
+        if self._decoding is None:  # a copy (`__setstate__`): the decoding is replayed from the state
+            self._rebuild()
         assert self._decoding is not None
         return self._decoding
 

@@ -189,8 +189,10 @@ class DecodingPanel(Panel):
         )
         # Run pressed again before the last one has drawn its end runs after it ("always_last"; gradio's default
         # drops the click).
+        self.run_started, self.advanced = uses_gpu(self.started_run), uses_gpu(self.steps_taken)
+        self.run_ended, self.run_failed = uses_gpu(self.ended_run), uses_gpu(self.failed_run)
         self.run_btn.click(
-            uses_gpu(self.run),
+            self.run,
             page.inputs,
             page.moving_outputs,
             api_name="run",
@@ -241,43 +243,88 @@ class DecodingPanel(Panel):
         """Step to the end, sending the text as it grows (the first token at once, then at most every
         `TEXT_EVERY_S`); the figures are drawn once, at the end (redrawing them for every token kept the browser a
         second behind the server; see BENCHMARKS.md). Each message costs the page about as much as a Step's answer
-        without its figures, whatever it holds (every output of the event is handled), so a quick Run sends few."""
+        without its figures, whatever it holds (every output of the event is handled), so a quick Run sends few.
+
+        The Run itself runs no model: its steps do, each a call on the GPU (`run_started`, `advanced`, `run_ended`),
+        and between them it looks at its ticket (`RUNS`). On ZeroGPU, where each call runs in a worker process,
+        Stop thus reaches the decoding: a generator put whole on the GPU would decode on in the worker."""
         page = self.page
         language = Settings.from_values(values)["language"]
-        try:
-            with one_at_a_time(explorer, language):
-                before = explorer.state if isinstance(explorer, Explorer) else None
-                explorer, _note = page.explorer_with(explorer, values)
-                light = explorer.state == before
-                ticket = RUNS.start(explorer)
-                running = _("Running…")
-            started, message, sent = time.monotonic(), "", 0.0
-            while ticket is not None:
-                with one_at_a_time(explorer):  # per token, never across a yield: a Run not resumed holds no lock
-                    if not RUNS.may_step(explorer, ticket):  # Stop, or a newer Run
-                        message = stopped_message(len(explorer.state.choices))
-                        break
-                    if explorer.at_end:
-                        break
-                    if time.monotonic() - started > runtime.RUN_BUDGET_S:  # a shared machine: nobody holds it long
-                        message = _("Run stopped after {seconds:g} s (the time budget); press Run to go on.").format(
-                            seconds=runtime.RUN_BUDGET_S
-                        )
-                        break
-                    explorer.step()
-                    if time.monotonic() - sent < TEXT_EVERY_S:
-                        continue
-                    text = explorer.checkpoint.tokenizer.decode_target(explorer.decoding.output_ids)
-                sent = time.monotonic()
-                yield {page.explorer: explorer, self.status: running, self.output_text: text}
-            with one_at_a_time(explorer):
-                if ticket is None:
-                    message = stopped_message(len(explorer.state.choices), started=False)
-                else:
+        explorer, light, failed = self.run_started(explorer, *values)
+        if failed is not None:
+            yield self.run_failed(explorer, failed, language)
+            return
+        with one_at_a_time(explorer, language):
+            ticket = RUNS.start(explorer)
+            running = _("Running…")
+        started, message, sent, at_end = time.monotonic(), "", 0.0, False
+        while ticket is not None:
+            with one_at_a_time(explorer):  # per chunk, never across a yield: a Run not resumed holds no lock
+                if not RUNS.may_step(explorer, ticket):  # Stop, or a newer Run
+                    message = stopped_message(len(explorer.state.choices))
+                    break
+                if at_end:
+                    break
+                if time.monotonic() - started > runtime.RUN_BUDGET_S:  # a shared machine: nobody holds it long
+                    message = _("Run stopped after {seconds:g} s (the time budget); press Run to go on.").format(
+                        seconds=runtime.RUN_BUDGET_S
+                    )
+                    break
+                explorer, at_end, text, failed = self.advanced(explorer, runtime.RUN_CHUNK_S)
+                if failed is not None:
                     RUNS.end(explorer, ticket)
-                final = page.refreshed(explorer, message, light=light)
-            yield page.moved(final)
+                    break
+                if time.monotonic() - sent < TEXT_EVERY_S:
+                    continue
+            sent = time.monotonic()
+            yield {page.explorer: explorer, self.status: running, self.output_text: text}
+        if failed is not None:
+            yield self.run_failed(explorer, failed, language)
+            return
+        with one_at_a_time(explorer):
+            if ticket is None:
+                message = stopped_message(len(explorer.state.choices), started=False)
+            else:
+                RUNS.end(explorer, ticket)
+        yield self.run_ended(explorer, message, light)
+
+    def started_run(self, explorer, *values) -> tuple[Explorer | None, bool, str | None]:
+        """A Run's start (on the GPU): the user's explorer with the page's settings, whether they left it as it
+        was (then the Run's end redraws no control), and the error, if they cannot be applied."""
+        try:
+            with one_at_a_time(explorer, Settings.from_values(values)["language"]):
+                before = explorer.state if isinstance(explorer, Explorer) else None
+                explorer, _note = self.page.explorer_with(explorer, values)
+                return explorer, explorer.state == before, None
         except ExplorerError as error:
-            with one_at_a_time(explorer, language):  # made here, yielded once the explorer is let go
-                failed = page.moved(page.refreshed(explorer if isinstance(explorer, Explorer) else None, str(error)))
-            yield failed
+            return explorer, False, str(error)
+
+    @staticmethod
+    def steps_taken(explorer: Explorer, seconds: float) -> tuple[Explorer, bool, str, str | None]:
+        """A Run's next steps (on the GPU): one, then more until `seconds` have passed or the translation is at its
+        end. The explorer, whether it is at its end, the output so far, and the error that stopped it, if any."""
+        with one_at_a_time(explorer):
+            deadline = time.monotonic() + seconds
+            try:
+                while not explorer.at_end:
+                    explorer.step()
+                    if time.monotonic() >= deadline:
+                        break
+            except ExplorerError as error:
+                return explorer, True, "", str(error)
+            return (
+                explorer,
+                explorer.at_end,
+                explorer.checkpoint.tokenizer.decode_target(explorer.decoding.output_ids),
+                None,
+            )
+
+    def ended_run(self, explorer: Explorer, message: str, light: bool) -> Updates:
+        """The page at a Run's end (on the GPU), for the step where it halted."""
+        with one_at_a_time(explorer):
+            return self.page.moved(self.page.refreshed(explorer, message, light=light))
+
+    def failed_run(self, explorer, message: str, language: str) -> Updates:
+        """The page after a Run that could not go on (on the GPU), with the error."""
+        with one_at_a_time(explorer, language):
+            return self.page.moved(self.page.refreshed(explorer if isinstance(explorer, Explorer) else None, message))

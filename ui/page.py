@@ -19,7 +19,7 @@ from explorer.i18n import DEFAULT as DEFAULT_LANGUAGE
 from explorer.i18n import N_, _, speaking
 from explorer.training import TrainingPool
 
-from . import api
+from . import api, runtime
 from .decoding import DecodingPanel
 from .gradio_patch import Blocks
 from .panel import FIT_PLOTS_JS, Frame, Panel, Updates, escaped
@@ -262,7 +262,7 @@ class Page:
                 with speaking(language):
                     return failed(error)
 
-        return uses_gpu(handler)
+        return uses_gpu(handler, runtime.LONG_GPU_S, hold=hold)
 
 
 def cache_stats() -> dict[str, float]:
@@ -287,6 +287,7 @@ def build_page(registry: ModelRegistry, pool: TrainingPool | None = None) -> Pag
         for panel in page.panels:
             panel.wire()
         page.wire_tabs()
-        gr.api(uses_gpu(api.make_translate(registry)), api_name="translate")
+        gr.api(uses_gpu(api.make_translate(registry), runtime.LONG_GPU_S), api_name="translate")
         gr.api(cache_stats, api_name="cache_stats", api_visibility="undocumented")
+    runtime.know_components(demo.blocks.values())  # the answers of handlers run apart name them (`uses_gpu`)
     return page

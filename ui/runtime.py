@@ -8,8 +8,12 @@ after `RUN_BUDGET_S` seconds with a message.
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import os
-from collections.abc import Callable
+import weakref
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -27,13 +31,107 @@ QUICK = {"show_progress": "hidden", "concurrency_id": "quick", "concurrency_limi
 LONG = {"concurrency_id": "long", "concurrency_limit": LONG_CONCURRENCY}
 
 
-def uses_gpu(handler: Callable) -> Callable:
-    """The handler, decorated with `@spaces.GPU` on a Hugging Face ZeroGPU Space; as it is everywhere else."""
+# How long (seconds) a handler may hold a ZeroGPU GPU: `@spaces.GPU(duration=…)`. A shorter one waits less in a busy
+# ZeroGPU queue. Quick: a Step, a view (a GPU does it in milliseconds; the rest is the worker starting). Long: a
+# whole-sentence comparison, a trained model explored. A Run asks for its time one chunk at a time (`RUN_CHUNK_S`).
+QUICK_GPU_S = 15
+LONG_GPU_S = 60
+
+
+def zero_gpu() -> bool:
+    """Whether the app runs on a Hugging Face ZeroGPU Space: `spaces` sets `SPACES_ZERO_GPU` there."""
     try:
-        import spaces  # type: ignore[import-not-found]
+        from spaces.config import Config  # type: ignore[import-not-found]
     except ImportError:
-        return handler
-    return spaces.GPU(handler)
+        return False
+    return Config.zero_gpu
+
+
+# What puts a handler on the GPU: `spaces.GPU` where the `spaces` package is installed (outside a ZeroGPU Space it
+# returns the handler itself), else nothing. Tests put `tests.zerogpu`'s worker here, a stand-in for ZeroGPU's.
+try:
+    import spaces  # type: ignore[import-not-found]
+
+    GPU: Callable[..., Callable] | None = spaces.GPU
+except ImportError:
+    GPU = None
+# Whether a handler runs apart from the page's process, on copies of its arguments, as on ZeroGPU (`uses_gpu`).
+APART = zero_gpu()
+# A Run's steps are taken in chunks of this many seconds, each chunk a call on the GPU (`ui.decoding`): on ZeroGPU
+# each call has its cost (the GPU is asked for, the worker woken), so a chunk holds many tokens; elsewhere one token.
+RUN_CHUNK_S = float(os.environ.get("EXPLORER_RUN_CHUNK_S", 0.5 if APART else 0))
+
+# The page's components by `_id`: a handler that runs apart answers with `_id`s, which `uses_gpu` turns back into
+# components (a component cannot be pickled: it belongs to the page).
+_COMPONENTS: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
+
+
+def know_components(components: Iterable[Any]) -> None:
+    """Remember the page's components by `_id` (`build_page` calls this once the page is built)."""
+    _COMPONENTS.update({component._id: component for component in components})
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A handler's answer keyed by its components' `_id`s, which can be pickled (a ZeroGPU worker sends its answer
+    back pickled)."""
+
+    values: dict[int, Any]
+
+
+def portable(result: Any) -> Any:
+    """`result` as it can cross from a ZeroGPU worker: a dict of components becomes an `Answer`."""
+    if isinstance(result, dict) and result and all(hasattr(key, "_id") for key in result):
+        return Answer({component._id: value for component, value in result.items()})
+    return result
+
+
+def restored(result: Any, explorer: Explorer | None = None) -> Any:
+    """`portable(result)` as gradio takes it, with the components again. `explorer`: where the handler ran apart, on
+    a copy of the user's explorer, that explorer. The copy the handler answers with (in a dict or a tuple) is taken
+    into it (`Explorer.adopt`), and it stays the one the page holds: the next action starts where this one ended, and
+    Stop finds the Run it stops."""
+
+    def taken_in(value: Any) -> Any:
+        if explorer is not None and isinstance(value, Explorer) and value is not explorer:
+            explorer.adopt(value)
+            return explorer
+        return value
+
+    if isinstance(result, tuple):
+        return tuple(taken_in(value) for value in result)
+    if isinstance(result, Answer):
+        return {_COMPONENTS[key]: taken_in(value) for key, value in result.values.items()}
+    return result
+
+
+def uses_gpu(handler: Callable, seconds: int = QUICK_GPU_S, hold: bool = True) -> Callable:
+    """`handler`, a page's handler that runs a model, put on the GPU: on a ZeroGPU Space, `@spaces.GPU(duration=
+    seconds)` runs it in a worker process that holds the GPU, on pickled copies of its arguments, and pickles its
+    answer back (https://huggingface.co/docs/hub/spaces-zerogpu). There `hold`: the user's explorer is held
+    (`Explorer.lock`) from the copy until the answer is taken in, so two events of one user still follow each other;
+    a comparison that does not change the explorer need not hold it. Elsewhere `spaces.GPU` (when installed) returns
+    the handler itself, and only the answer's round trip through `portable` and `restored` remains.
+
+    A generator is refused: on ZeroGPU it would run whole in the worker, out of reach of Stop (`ui.decoding` runs
+    a Run as a generator of GPU calls instead)."""
+    if inspect.isgeneratorfunction(handler) or inspect.iscoroutinefunction(handler):
+        raise TypeError(f"{handler.__name__}: put the steps of a generator on the GPU, not the generator")
+
+    def apart(*args, **kwargs):
+        return portable(handler(*args, **kwargs))
+
+    functools.update_wrapper(apart, handler)
+    on_gpu = GPU(duration=seconds)(apart) if GPU is not None else apart
+    ran_apart = APART
+
+    @functools.wraps(handler)
+    def gpu_handler(*args, **kwargs):
+        explorer = next((arg for arg in args if isinstance(arg, Explorer)), None) if ran_apart else None
+        with explorer.lock if explorer is not None and hold else contextlib.nullcontext():
+            return restored(on_gpu(*args, **kwargs), explorer)
+
+    return gpu_handler
 
 
 @contextlib.contextmanager

@@ -10,7 +10,7 @@ from explorer.i18n import LANGUAGES, N_, _, language_of, speaking
 
 from ..i18n import SET_LOCALE_JS, T, with_browser_words
 from ..panel import Frame, PageAccess, Panel, Updates, escaped
-from ..runtime import one_at_a_time, uses_gpu
+from ..runtime import LONG_GPU_S, one_at_a_time, uses_gpu
 from ..settings import NAMES, control_values
 
 
@@ -91,7 +91,7 @@ class ShareTab(Panel):
         page = self.page
         outputs = list(dict.fromkeys([page.tabs, *page.inputs[1:], *page.outputs]))  # every control
         restored = page.on_load(self.address, None, self.opened_with).then(
-            uses_gpu(self.restore), [self.opened_with, *page.inputs], outputs, api_visibility="private"
+            uses_gpu(self.restore, LONG_GPU_S), [self.opened_with, *page.inputs], outputs, api_visibility="private"
         )
         page.in_the_new_language(
             restored.then(None, page.control("language"), None, js=SET_LOCALE_JS, api_visibility="private")

@@ -28,7 +28,7 @@ from transformer.training.toy_tasks import TOY_TASKS
 
 from ..i18n import T, with_browser_words
 from ..panel import PageAccess, Panel, Updates, escaped
-from ..runtime import LONG, QUICK, uses_gpu
+from ..runtime import LONG, LONG_GPU_S, QUICK, uses_gpu
 from ..settings import control_values
 
 INTRODUCTION = N_(
@@ -266,7 +266,10 @@ class TrainTab(Panel):
         self.snapshot.input(in_language(self.prepared), [self.run, self.snapshot, language],
                             [self.download, self.message], **hidden, **QUICK)  # fmt: skip
         explored = list(dict.fromkeys([page.tabs, *page.inputs[1:], *page.outputs, page.status, self.message]))
-        explore, load = uses_gpu(in_language(self.explored_snapshot)), uses_gpu(in_language(self.loaded))
+        # The model is taken from the run (or the file) here, and explored on the GPU (`explored`): a run holds its
+        # worker process, which cannot cross to a ZeroGPU worker.
+        self.explored_on_gpu = uses_gpu(in_language(self.explored), LONG_GPU_S)
+        explore, load = in_language(self.explored_snapshot), in_language(self.loaded)
         self.explore.click(explore, [self.run, self.snapshot, page.explorer, language], explored, **hidden, **LONG)
         self.upload.upload(load, [self.upload, page.explorer, language], explored, **hidden, **LONG)
         # A shared link's setup fills the controls; the setup of a new run goes into the link.
@@ -482,7 +485,7 @@ class TrainTab(Panel):
                 own = training_view.own_model(model, exact)
         except ValueError as error:
             return {self.message: escaped(error)}
-        return self.explored(explorer, own)
+        return self.explored_on_gpu(explorer, own, current())
 
     def loaded(self, path: str | None, explorer) -> Updates:
         """Load a model file: checked as untrusted input (`read_model_file`), then explored as a trained one."""
@@ -493,7 +496,7 @@ class TrainTab(Panel):
         except ModelFileError as error:
             cannot = _("**{file}** cannot be loaded: {error}")
             return {self.message: cannot.format(file=escaped(Path(path).name), error=escaped(error))}
-        return self.explored(explorer, training_view.own_model(model, origin=training_view.LOADED))
+        return self.explored_on_gpu(explorer, training_view.own_model(model, origin=training_view.LOADED), current())
 
     def explored(self, explorer, own: OwnModel) -> Updates:
         """The page on `own`, a model of the user's: in their picker, on its first example, in the Attention tab, in
