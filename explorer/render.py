@@ -245,8 +245,9 @@ def shift_example(snapshot: StepSnapshot) -> ShiftExample | None:
     if n_written < 1 or snapshot.cross.shape[-2] < n_written:
         return None
     rows = snapshot.cross[most_peaked_layer(snapshot)].mean(dim=0)[:n_written]  # (T, S)
-    usable = torch.tensor([not padding for padding in snapshot.source_padding] or [True] * rows.shape[-1])
-    usable &= torch.tensor([piece != snapshot.end_token for piece in snapshot.source_tokens])
+    real = [not padding for padding in snapshot.source_padding] or [True] * rows.shape[-1]
+    usable = torch.tensor(real, device=rows.device)
+    usable &= torch.tensor([piece != snapshot.end_token for piece in snapshot.source_tokens], device=rows.device)
     if not usable.any():
         return None
     rows = rows.masked_fill(~usable, -1.0)

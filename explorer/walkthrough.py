@@ -283,9 +283,9 @@ def scores_section(explorer: Explorer, thread: Thread) -> tuple[str, str, figure
         TensorPanel(_("scores = q · k / √d_k") + "   (S,)", scores, masked=~attention.allowed[position], **bars),
         TensorPanel(_("weights = softmax(scores)") + "   (S,)", weights, **bars),
     ]
-    masked = None if bool(attention.allowed.all()) else (~attention.allowed).numpy()
+    masked = None if bool(attention.allowed.all()) else ~attention.allowed  # the figure reads both back to the CPU
     figure = figures.attention_heatmap(
-        attention.weights[h].numpy(),
+        attention.weights[h],
         source,
         source,
         title=_("Encoder self-attention, layer 0, head {head}").format(head=h),

@@ -205,7 +205,7 @@ def load_checkpoint(folder: str | Path, device: str | torch.device = "cpu") -> C
     if (folder / TWIN).is_file():
         return load_twin(folder, device)
     model_config, tokenizer, generation = read_architecture(folder)
-    model = Transformer(model_config)
+    model = Transformer.on_cpu(model_config)
     fill_model(model, read_weights(folder), folder)
     card = (folder / CARD).read_text(encoding="utf-8") if (folder / CARD).is_file() else ""
     return Checkpoint(model.to(device).eval(), tokenizer, folder.name, generation, card)
@@ -254,7 +254,7 @@ def untrained_model(config: TransformerConfig, seed: int) -> Transformer:
     rounded to float32: PyTorch's own random kernels give other bits on CPUs with and without AVX2.
     """
     with torch.random.fork_rng(devices=[]):  # the model's own initialisation is overwritten: leave no trace of it
-        model = Transformer(config).eval()
+        model = Transformer.on_cpu(config).eval()
     rng = np.random.Generator(np.random.PCG64(seed))
     with torch.no_grad():
         for name, p in model.named_parameters():
@@ -333,7 +333,7 @@ def average_snapshots(base: Checkpoint, snapshots: list[Path]) -> Checkpoint:
     for path in snapshots:
         for name, tensor in load_weights(path).items():
             total[name] = total[name] + tensor.double() if name in total else tensor.double()
-    model = Transformer(base.model.config).eval()
+    model = Transformer.on_cpu(base.model.config).eval()
     fill_model(model, {name: (t / len(snapshots)).float() for name, t in total.items()}, snapshots[0].parent)
     steps = ", ".join(p.stem.removeprefix("step-").lstrip("0") or "0" for p in snapshots)
     card = f"# {base.name}\n\nThe average of the weights at steps {steps} (`python -m transformer.convert average`).\n"

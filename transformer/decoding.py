@@ -205,7 +205,9 @@ class Decoding(Iterator[Step]):
         self.top_k = min(top_k, cfg.tgt_vocab_size)
         self.return_attention = return_attention
         self.banned = banned_tokens(cfg)
-        self.generator = torch.Generator().manual_seed(strategy.seed) if isinstance(strategy, Sampling) else None
+        # Sampling draws on the CPU (`_sample`), from a CPU generator: one seed, the same tokens on every device.
+        sampling = isinstance(strategy, Sampling)
+        self.generator = torch.Generator(device="cpu").manual_seed(strategy.seed) if sampling else None
 
         with torch.inference_mode():
             sw = self.switches
@@ -530,7 +532,7 @@ def generate_batch(
         raise ValueError(f"max_new_tokens must be between 1 and {top} for each source")
     src = torch.full((len(sources), longest), cfg.pad_id, dtype=torch.long, device=device)  # (B, S)
     for row, ids in enumerate(sources):
-        src[row, : len(ids)] = torch.as_tensor(ids, dtype=torch.long)
+        src[row, : len(ids)] = torch.as_tensor(ids, dtype=torch.long, device=device)
     banned = banned_tokens(cfg)
 
     outputs: list[list[int]] = [[] for _ in sources]

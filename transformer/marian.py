@@ -201,7 +201,8 @@ def weights_from_marian(
         if theirs in state and not tied_away(mine, config):
             ours.setdefault(mine, state[theirs])
     bias = ours.get("logits_bias")
-    ours["logits_bias"] = bias.reshape(-1) if bias is not None else torch.zeros(config.tgt_vocab_size)
+    zeros = torch.zeros(config.tgt_vocab_size, device="cpu")  # as the weights: read to the CPU, then moved
+    ours["logits_bias"] = bias.reshape(-1) if bias is not None else zeros
     for _, mine in WEIGHTS:
         if mine not in ours and not tied_away(mine, config):
             names = " or ".join(theirs for theirs, ours_too in WEIGHTS if ours_too == mine)
@@ -209,13 +210,14 @@ def weights_from_marian(
     return ours
 
 
-def marian_order(config: TransformerConfig) -> torch.Tensor:
-    """Marian's order of the model dimensions as indices into ours. Our interleaved sinusoids (sin, cos, sin, …)
-    are Marian's [sin | cos] with dimension 2i at i and 2i+1 at d/2 + i; every other layout is Marian's already."""
+def marian_order(config: TransformerConfig, device: torch.device | str = "cpu") -> torch.Tensor:
+    """Marian's order of the model dimensions as indices into ours (on `device`, the weights'). Our interleaved
+    sinusoids (sin, cos, sin, …) are Marian's [sin | cos] with dimension 2i at i and 2i+1 at d/2 + i; every other
+    layout is Marian's already."""
     d = config.d_model
     if config.positional_encoding == "sinusoidal_interleaved":
-        return torch.cat([torch.arange(0, d, 2), torch.arange(1, d, 2)])
-    return torch.arange(d)
+        return torch.cat([torch.arange(0, d, 2, device=device), torch.arange(1, d, 2, device=device)])
+    return torch.arange(d, device=device)
 
 
 # Weights that read the residual stream (its dimensions are their columns) and those that write it (their rows).
@@ -236,8 +238,9 @@ def weights_to_marian(model: Transformer, expected: dict[str, torch.Tensor]) -> 
     config = model.config
     ours = {name: tensor.detach().float() for name, tensor in model.state_dict().items()}  # ties under each name
     ours.setdefault("output_proj.weight", ours["tgt_embed.tokens.weight"])
-    ours.setdefault("logits_bias", torch.zeros(config.tgt_vocab_size))
-    order = marian_order(config)
+    device = ours["tgt_embed.tokens.weight"].device  # the model's
+    ours.setdefault("logits_bias", torch.zeros(config.tgt_vocab_size, device=device))
+    order = marian_order(config, device)
     state = {}
     for theirs, target in expected.items():
         mine = our_name(theirs)
@@ -294,7 +297,7 @@ def load_marian(folder: str | Path, device: str | torch.device = "cpu") -> Check
     except (FileNotFoundError, ValueError) as error:
         raise CheckpointError(f"{folder}: tokenizer files: {error}") from None
     check_vocabulary(config, tokenizer, folder)
-    model = Transformer(config)
+    model = Transformer.on_cpu(config)
     fill_model(model, weights_from_marian(read_marian_state(folder), config, folder), folder)
     name = hf.get("_name_or_path") or folder.name
     return Checkpoint(model.to(device).eval(), tokenizer, str(name), generation_from_marian(folder, hf))

@@ -592,6 +592,15 @@ class Transformer(nn.Module):
         self.logits_bias = nn.Parameter(torch.zeros(config.tgt_vocab_size)) if config.final_logits_bias else None
         self.reset_parameters()
 
+    @classmethod
+    def on_cpu(cls, config: TransformerConfig) -> Transformer:
+        """A new model built on the CPU whatever PyTorch's default device (`torch.set_default_device`, a
+        `with torch.device(...)` block): its first weights come from the CPU's random generator, so one
+        `torch.manual_seed` gives the same model whichever device it then goes to (`.to(device)`), and loading or
+        training never depends on a default set elsewhere."""
+        with torch.device("cpu"):
+            return cls(config)
+
     def reset_parameters(self) -> None:
         """Xavier-uniform (or normal) weight matrices, zero biases, unit LayerNorms (see `init_rule`)."""
         for name, p in self.named_parameters():

@@ -30,6 +30,7 @@ from .base import (
     _colour_table,
     _domain,
     _figure,
+    _on_host,
     _png,
     _row_index,
     _title,
@@ -142,7 +143,7 @@ def _mask_of(masked: Any, shape: tuple[int, ...]) -> np.ndarray | None:
     """`masked` as a boolean array of `shape`, or None when nothing is masked."""
     if masked is None:
         return None
-    cells = np.asarray(masked, dtype=bool)
+    cells = np.asarray(_on_host(masked), dtype=bool)
     if cells.shape != tuple(shape):
         raise ValueError(f"masked: expected shape {tuple(shape)}, got {cells.shape}")
     return cells if cells.any() else None

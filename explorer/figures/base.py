@@ -130,10 +130,16 @@ def axis_labels(tokens: Sequence[object]) -> list[str]:
     return [f"{i} · {escape_label(shorten(readable(token)))}" for i, token in enumerate(tokens)]
 
 
+def _on_host(values: Any) -> Any:
+    """A torch tensor (on any device, with or without grad) brought to the CPU, where NumPy can read it; anything
+    else as it is. The figures read the tensors they are given through this: the model may be on a GPU."""
+    return values.detach().cpu() if hasattr(values, "detach") else values  # a torch tensor, without importing torch
+
+
 def _as_array(values: Any, ndim: int | tuple[int, ...], name: str) -> np.ndarray:
     """A float32 numpy array from a numpy array, a list or a torch tensor (on any device, with or without grad)."""
     if hasattr(values, "detach"):  # a torch tensor, without importing torch
-        values = values.detach().cpu().float()
+        values = _on_host(values).float()  # (NumPy reads no bfloat16)
     array = np.asarray(values, dtype=np.float32)
     allowed = (ndim,) if isinstance(ndim, int) else ndim
     if array.ndim not in allowed:

@@ -24,6 +24,7 @@ from .base import (
     _as_array,
     _colour_table,
     _figure,
+    _on_host,
     _png,
     _row_index,
     escape_label,
@@ -104,7 +105,7 @@ def _bars_html(panel: TensorPanel) -> str:
     """Vertical bars on a zero line, each with its value above (or below) and its label underneath."""
     values = _as_array(panel.values, 1, "values")
     names = [escape_label(shorten(readable(x))) for x in (panel.x_labels or range(len(values)))]
-    masked = np.zeros(len(values), dtype=bool) if panel.masked is None else np.asarray(panel.masked, dtype=bool)
+    masked = np.zeros(len(values), dtype=bool) if panel.masked is None else np.asarray(_on_host(panel.masked), bool)
     shown = np.where(masked | ~np.isfinite(values), 0.0, values)
     top, bottom = max(float(shown.max(initial=0.0)), 0.0), min(float(shown.min(initial=0.0)), 0.0)
     span = (top - bottom) or 1.0

@@ -171,14 +171,14 @@ def collate(examples: list[Example], device: torch.device | str = "cpu") -> tupl
     """-> source (B, S), decoder input (B, T) starting with <s>, and labels (B, T) ending with </s>."""
     width_s = max(len(s) for s, _ in examples)
     width_t = max(len(t) for _, t in examples)
-    src = torch.full((len(examples), width_s), PAD, dtype=torch.long)
-    tgt_in = torch.full((len(examples), width_t), PAD, dtype=torch.long)
-    labels = torch.full((len(examples), width_t), PAD, dtype=torch.long)
-    for row, (s, t) in enumerate(examples):
-        src[row, : len(s)] = torch.tensor(s)
-        tgt_in[row, : len(t)] = torch.tensor([BOS, *t[:-1]])
-        labels[row, : len(t)] = torch.tensor(t)
-    return src.to(device), tgt_in.to(device), labels.to(device)
+
+    def padded(rows: list[list[int]], width: int) -> Tensor:  # padded as lists, then one copy to the device
+        return torch.tensor([row + [PAD] * (width - len(row)) for row in rows], dtype=torch.long, device=device)
+
+    src = padded([list(s) for s, _ in examples], width_s)
+    tgt_in = padded([[BOS, *t[:-1]] for _, t in examples], width_t)
+    labels = padded([list(t) for _, t in examples], width_t)
+    return src, tgt_in, labels
 
 
 # --------------------------------------------------------------------------------------------------------

@@ -160,7 +160,7 @@ class LiveRun:
         self.setup, self.task, self.device = setup, setup.toy_task, torch.device(device)
         self.tokenizer = self.task.tokenizer
         torch.manual_seed(setup.seed)
-        self.model = Transformer(setup.config()).to(self.device)
+        self.model = Transformer.on_cpu(setup.config()).to(self.device)  # the seed's weights on every device
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
         self.schedule = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda i: setup.learning_rate(i + 1))
         self.step = 0  # steps taken
@@ -231,7 +231,7 @@ class LiveRun:
 
     def checkpoint(self, weights: dict[str, Tensor] | None = None, name: str = "") -> Checkpoint:
         """A model to explore, with the task's tokenizer: this run's weights now, or a snapshot's."""
-        model = Transformer(self.setup.config())
+        model = Transformer.on_cpu(self.setup.config())
         model.load_state_dict(weights if weights is not None else self.model.state_dict())
         model.eval().requires_grad_(False)
         return Checkpoint(model, self.tokenizer, name or self.setup.task, {"max_length": self.task.positions - 1})

@@ -53,7 +53,7 @@ class TrainedModel:
 
     def checkpoint(self, name: str) -> Checkpoint:
         """The model, ready to explore (in eval mode, on the CPU), with its task's tokenizer."""
-        model = Transformer(self.setup.config())
+        model = Transformer.on_cpu(self.setup.config())
         model.load_state_dict(self.weights)
         model.eval().requires_grad_(False)
         task = self.setup.toy_task
@@ -66,7 +66,7 @@ class TrainedModel:
 
     def to_bytes(self) -> bytes:
         """The model as a safetensors file (tied weights stored once)."""
-        model = Transformer(self.setup.config())
+        model = Transformer.on_cpu(self.setup.config())
         model.load_state_dict(self.weights)
         metadata = {
             "format": FILE_FORMAT,
@@ -115,7 +115,7 @@ def read_model_file(data: bytes) -> TrainedModel:
     not_float = sorted(name for name, tensor in weights.items() if tensor.dtype != torch.float32)
     if not_float:
         raise ModelFileError(f"the weight {not_float[0]} is not float32")
-    model = Transformer(setup.config())
+    model = Transformer.on_cpu(setup.config())
     stored_once = set(unique_state_dict(model))
     twice = sorted(set(weights) & (set(model.state_dict()) - stored_once))
     if twice:  # tied to another weight: two copies could disagree, and one would silently win

@@ -253,7 +253,7 @@ def record_run(
                 for s, t in random.Random(0).sample(splits[split], min(MEASURED, len(splits[split])))]
         for split in ("train", "dev")
     }  # fmt: skip
-    model = Transformer(settings.model_for(tokenizer)).eval()
+    model = Transformer.on_cpu(settings.model_for(tokenizer)).eval()
     probes, records, kept = [], [], {}
     for step, file in sorted(frames.items()):
         fill_model(model, read_weights(file) if file.is_dir() else load_file(str(file)), file)

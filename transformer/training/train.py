@@ -102,7 +102,7 @@ class Trainer:
         self.settings, self.data, self.run, self.device = settings, data, run, device
         torch.manual_seed(settings.seed)
         self.config = settings.model_for(data.tokenizer)
-        self.model = Transformer(self.config).to(self.device)
+        self.model = Transformer.on_cpu(self.config).to(self.device)  # the seed's weights on every device
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
         d_model, warmup, scale = self.config.d_model, settings.warmup, settings.lr_scale
         self.schedule = torch.optim.lr_scheduler.LambdaLR(
