@@ -1,8 +1,11 @@
-"""Shared fixtures: tiny models, tiny sentencepiece models, tiny Marian checkpoints — all built locally — and the
-shipped models as the explorer reads them. The markers (`slow`, `browser`, `cuda`) are declared in pyproject.toml."""
+"""Shared fixtures: tiny models, tiny sentencepiece models, tiny Marian checkpoints — all built locally — the
+shipped models as the explorer reads them, the devices a model runs on (`device`: the CPU, and the GPU where there
+is one) and a stand-in for a GPU's tensors (`Elsewhere`). The markers (`slow`, `browser`, `cuda`) are declared in
+pyproject.toml."""
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import os
@@ -20,6 +23,7 @@ from transformer.model import Transformer, TransformerConfig  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECKPOINTS = ROOT / "checkpoints"  # the shipped models
+DEVICES = ["cpu", *(["cuda"] if torch.cuda.is_available() else [])]  # where the tests that run a model run it
 EXIT_STATUS = pytest.StashKey[int]()
 
 
@@ -46,6 +50,51 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "cuda" in item.keywords:
             item.add_marker(no_gpu)
+
+
+@pytest.fixture(params=DEVICES)
+def device(request) -> str:
+    """The device a test puts its model on. A test that asks for it runs once per device present: `test_x[cpu]`
+    everywhere and `test_x[cuda]` where PyTorch sees a GPU, so the suite run on a GPU machine covers the GPU path,
+    and run on the CPU alone (CI) runs each test once, as before. The test's own tensors go where the model is."""
+    return request.param
+
+
+class Elsewhere(torch.Tensor):
+    """A CPU tensor that NumPy refuses to read until it is brought to the CPU (`.cpu()`, `.to("cpu")`), as it refuses
+    a GPU's: a second device for a machine that has none. What is computed from it is `Elsewhere` too (PyTorch keeps
+    the subclass); `float()`, `.tolist()` and formatting read it, as they read a GPU tensor."""
+
+    def numpy(self, *args, **kwargs):
+        raise TypeError("can't convert a tensor on another device to numpy: use Tensor.cpu() first")
+
+    __array__ = numpy
+
+    def cpu(self, *args, **kwargs) -> torch.Tensor:
+        return super().cpu(*args, **kwargs).as_subclass(torch.Tensor)
+
+    def to(self, *args, **kwargs) -> torch.Tensor:
+        moved = super().to(*args, **kwargs)
+        to_a_device = "device" in kwargs or any(isinstance(a, str | torch.device) for a in args)
+        return moved.as_subclass(torch.Tensor) if to_a_device else moved
+
+    def __format__(self, spec: str) -> str:
+        return self.as_subclass(torch.Tensor).__format__(spec)
+
+
+def moved_elsewhere(model: torch.nn.Module) -> torch.nn.Module:
+    """`model` with its weights and buffers made `Elsewhere` in place (tied weights stay one): what it computes is."""
+    moved: dict[int, torch.nn.Parameter] = {}
+    for module in model.modules():
+        for name, p in module._parameters.items():
+            if p is not None:
+                if id(p) not in moved:
+                    moved[id(p)] = torch.nn.Parameter(p.detach().as_subclass(Elsewhere), requires_grad=p.requires_grad)
+                module._parameters[name] = moved[id(p)]
+        for name, buffer in module._buffers.items():
+            if buffer is not None:
+                module._buffers[name] = buffer.as_subclass(Elsewhere)
+    return model
 
 
 ENGLISH = [
@@ -221,6 +270,20 @@ def registry():
     return ModelRegistry(CHECKPOINTS)
 
 
+@functools.cache
+def registry_on(device: str):
+    """The shipped models on `device`, one registry per device for the whole session (its models are only read)."""
+    from explorer import ModelRegistry
+
+    return ModelRegistry(CHECKPOINTS, device=device)
+
+
+@pytest.fixture
+def registry_on_device(registry, device):
+    """The shipped models on `device`: the module's `registry` on the CPU, `registry_on(device)` elsewhere."""
+    return registry if device == "cpu" else registry_on(device)
+
+
 def explorer_on(registry, source: str, steps: int = 0, model: str = "numbers-de"):
     """An explorer of `model` on `source`, with `steps` tokens written."""
     from explorer import Explorer, ExplorerState
@@ -236,3 +299,9 @@ def explorer(registry):
     """numbers-de on "three hundred and forty-two", two tokens written: mid-sentence, with source pieces and layers
     to choose from. A new one for every test, so that a test may step it without changing what the next one sees."""
     return explorer_on(registry, "three hundred and forty-two", steps=2)
+
+
+@pytest.fixture
+def explorer_on_device(registry_on_device):
+    """The `explorer` fixture's explorer with its model on `device`."""
+    return explorer_on(registry_on_device, "three hundred and forty-two", steps=2)

@@ -1,6 +1,9 @@
-"""Step-by-step decoding: greedy, sampling, beam search, forcing, stepping back."""
+"""Step-by-step decoding: greedy, sampling, beam search, forcing, stepping back. The tests that take
+`device_model` decode with the model on each device present (conftest.py's `device`)."""
 
 from __future__ import annotations
+
+import copy
 
 import pytest
 import torch
@@ -23,6 +26,12 @@ def model():
     return m
 
 
+@pytest.fixture
+def device_model(model, device):
+    """The module's model on `device`: the same weights."""
+    return model if device == "cpu" else copy.deepcopy(model).to(device)
+
+
 def assert_same_step(a, b, exact=True):
     """Two step records agree: token, probabilities, beams and attention (bit for bit when exact)."""
     tol = dict(atol=0, rtol=0) if exact else dict(atol=1e-5, rtol=1e-4)
@@ -39,20 +48,22 @@ def assert_same_step(a, b, exact=True):
 
 
 def full_logits(model, prefix):
+    device = next(model.parameters()).device
     with torch.no_grad():
-        return model(torch.tensor([SRC]), torch.tensor([prefix])).logits[0, -1]
+        return model(torch.tensor([SRC], device=device), torch.tensor([prefix], device=device)).logits[0, -1]
 
 
-def test_greedy_takes_the_argmax_of_full_recomputation_at_every_step(model):
-    decoding = Decoding(model, SRC, Greedy(), max_new_tokens=12)
+def test_greedy_takes_the_argmax_of_full_recomputation_at_every_step(device_model):
+    decoding = Decoding(device_model, SRC, Greedy(), max_new_tokens=12)
     prefix = [START]
     for record in decoding:
-        logits = full_logits(model, prefix)
+        logits = full_logits(device_model, prefix)
         logits[[0, START]] = -float("inf")  # pad and start are never generated
         if record.index < 11:
             assert record.token_id == int(logits.argmax())
         probs = logits.softmax(-1)
-        assert record.prob == pytest.approx(float(full_logits(model, prefix).softmax(-1)[record.token_id]), abs=1e-5)
+        model_prob = float(full_logits(device_model, prefix).softmax(-1)[record.token_id])
+        assert record.prob == pytest.approx(model_prob, abs=1e-5)
         assert record.candidates[0].prob >= record.candidates[-1].prob
         assert len(record.candidates) == 10 and probs.numel() == 30
         prefix.append(record.token_id)
@@ -79,21 +90,21 @@ def test_max_new_tokens_forces_end_of_sentence(model):
         decoding.step()
 
 
-def test_forcing_a_token_then_continuing(model):
-    decoding = Decoding(model, SRC, Greedy(), max_new_tokens=10)
+def test_forcing_a_token_then_continuing(device_model):
+    decoding = Decoding(device_model, SRC, Greedy(), max_new_tokens=10)
     natural = decoding.upcoming()[0].token_id
     forced_token = 17 if natural != 17 else 18
     record = decoding.send(forced_token)
     assert record.forced and record.token_id == forced_token
     assert record.candidates[0].token_id == natural  # the candidates show what the model wanted
     next_record = decoding.step()
-    logits = full_logits(model, [START, forced_token])
+    logits = full_logits(device_model, [START, forced_token])
     logits[[0, START]] = -float("inf")
     assert next_record.token_id == int(logits.argmax())
 
 
-def test_back_restores_the_state_exactly(model):
-    decoding = Decoding(model, SRC, Greedy(), max_new_tokens=10)
+def test_back_restores_the_state_exactly(device_model):
+    decoding = Decoding(device_model, SRC, Greedy(), max_new_tokens=10)
     decoding.step()
     before = decoding.upcoming()
     second = decoding.step()
@@ -129,13 +140,14 @@ def test_back_after_the_end_resumes(model):
     assert_same_step(decoding.step(), records[-1])
 
 
-def test_sampling_is_reproducible_from_the_seed_and_through_back(model):
-    def draw(seed):
+def test_sampling_is_reproducible_from_the_seed_and_through_back(model, device_model):
+    def draw(seed, model=device_model):
         return generate(model, SRC, Sampling(temperature=1.5, seed=seed), max_new_tokens=15)
 
     assert draw(7) == draw(7)
+    assert draw(7) == draw(7, model)  # drawn on the CPU from the seed: the same tokens whatever the model's device
     assert len({tuple(draw(s)) for s in range(6)}) > 1
-    decoding = Decoding(model, SRC, Sampling(temperature=1.5, seed=7), max_new_tokens=15)
+    decoding = Decoding(device_model, SRC, Sampling(temperature=1.5, seed=7), max_new_tokens=15)
     decoding.step()
     second = decoding.step()
     decoding.back()
@@ -181,18 +193,18 @@ def test_beam_width_1_is_greedy(model):
     assert generate(model, SRC, BeamSearch(1), max_new_tokens=12) == generate(model, SRC, Greedy(), max_new_tokens=12)
 
 
-def test_beam_search_finds_a_hypothesis_at_least_as_likely_as_greedy(model):
+def test_beam_search_finds_a_hypothesis_at_least_as_likely_as_greedy(device_model):
     def logprob(tokens):
         """The model's log-probability, as beam search scores it (forced </s> at the limit counts 0)."""
         prefix, total = [START], 0.0
         for index, token in enumerate(tokens):
             if index < 29:
-                total += float(full_logits(model, prefix).log_softmax(-1)[token])
+                total += float(full_logits(device_model, prefix).log_softmax(-1)[token])
             prefix.append(token)
         return total
 
-    greedy = generate(model, SRC, Greedy(), max_new_tokens=30)
-    beam = Decoding(model, SRC, BeamSearch(4, length_penalty=0.0), max_new_tokens=30)
+    greedy = generate(device_model, SRC, Greedy(), max_new_tokens=30)
+    beam = Decoding(device_model, SRC, BeamSearch(4, length_penalty=0.0), max_new_tokens=30)
     beam.run()
     best = beam.steps[-1].finished_beams[0]
     assert best.logprob == pytest.approx(logprob(best.tokens), abs=1e-4)
@@ -209,8 +221,8 @@ def test_beam_records_list_the_beams_and_their_parents(model):
     assert [b.score for b in second.beams] == sorted((b.score for b in second.beams), reverse=True)
 
 
-def test_beam_search_back_and_forward_again_is_the_same(model):
-    decoding = Decoding(model, SRC, BeamSearch(3), max_new_tokens=12)
+def test_beam_search_back_and_forward_again_is_the_same(device_model):
+    decoding = Decoding(device_model, SRC, BeamSearch(3), max_new_tokens=12)
     records = [decoding.step() for _ in range(4)]
     decoding.back()
     decoding.back()
@@ -219,8 +231,8 @@ def test_beam_search_back_and_forward_again_is_the_same(model):
         assert_same_step(a, b, exact=False)  # the beams' cache was recomputed in one pass: equal up to rounding
 
 
-def test_beam_search_forcing_puts_the_token_on_every_beam(model):
-    decoding = Decoding(model, SRC, BeamSearch(3), max_new_tokens=12)
+def test_beam_search_forcing_puts_the_token_on_every_beam(device_model):
+    decoding = Decoding(device_model, SRC, BeamSearch(3), max_new_tokens=12)
     decoding.step()
     record = decoding.send(19)
     assert all(beam.tokens[-1] == 19 for beam in record.beams)
@@ -255,14 +267,15 @@ def test_forcing_a_token_outside_the_vocabulary_is_an_error(model):
         Decoding(model, SRC).step(force=30)
 
 
-def test_batched_greedy_equals_one_sentence_at_a_time(model):
+def test_batched_greedy_equals_one_sentence_at_a_time(device_model):
     sources = [SRC, [7, 3], [9, 9, 8, 7, 6, 5, 4, 3, 2], [4, 2], SRC[::-1]]
     limits = [12, 3, 20, 1, 8]
-    expected = [generate(model, s, Greedy(), max_new_tokens=n) for s, n in zip(sources, limits, strict=True)]
+    expected = [generate(device_model, s, Greedy(), max_new_tokens=n) for s, n in zip(sources, limits, strict=True)]
     assert len({len(e) for e in expected}) > 2, "the sentences should finish at different steps"
-    assert generate_batch(model, sources, max_new_tokens=limits) == expected
-    assert generate_batch(model, sources, max_new_tokens=5) == [generate(model, s, max_new_tokens=5) for s in sources]
-    assert generate_batch(model, []) == []
+    assert generate_batch(device_model, sources, max_new_tokens=limits) == expected
+    one_by_one = [generate(device_model, s, max_new_tokens=5) for s in sources]
+    assert generate_batch(device_model, sources, max_new_tokens=5) == one_by_one
+    assert generate_batch(device_model, []) == []
 
 
 @pytest.mark.parametrize(
@@ -290,11 +303,12 @@ def test_the_inference_output_matrix_follows_the_weights(model):
 
 
 @pytest.mark.parametrize("strategy", [Greedy(), BeamSearch(width=3)])
-def test_without_the_causal_mask_each_step_recomputes_the_whole_prefix(model, strategy):
+def test_without_the_causal_mask_each_step_recomputes_the_whole_prefix(device_model, strategy):
     """Off, earlier positions see every new token: the next-token distribution is that of one non-causal pass
     over the whole prefix (the cache, valid only with the mask on, is not reused)."""
+    model = device_model
     decoding = Decoding(model, SRC, strategy, switches=ModelSwitches(causal_mask_on=False), max_new_tokens=6)
-    src = torch.tensor([SRC])
+    src = torch.tensor([SRC], device=next(model.parameters()).device)
     for _ in range(4):
         if decoding.finished:
             break

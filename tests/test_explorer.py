@@ -1,19 +1,20 @@
-"""The explorer's state machine, on the shipped numbers-de model (no gradio)."""
+"""The explorer's state machine, on the shipped numbers-de model (no gradio); the tests that take
+`registry_on_device` with the model on each device present (conftest.py)."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from explorer import Explorer, ExplorerError, ExplorerState, shuffle_words
+from explorer import Explorer, ExplorerError, ExplorerState, render, shuffle_words
 
 
 def explorer(registry, **settings) -> Explorer:
     return Explorer(registry, ExplorerState(model="numbers-de", source="twenty-one", **settings))
 
 
-def test_step_back_force_reset_keep_the_choices_in_step(registry):
-    e = explorer(registry)
+def test_step_back_force_reset_keep_the_choices_in_step(registry_on_device):
+    e = explorer(registry_on_device)
     first = e.step()
     assert e.state.choices == (None,)
     forced = e.step(force=first.token_id)
@@ -31,12 +32,14 @@ def test_run_reaches_the_translation(registry):
     assert e.snapshot().output_text == "einundzwanzig"
 
 
-def test_a_link_restores_exactly_the_same_view(registry):
-    e = explorer(registry, strategy="beam", beam_width=3, silenced=frozenset({("cross", 0, 1)}), layer=1, head=2)
+def test_a_link_restores_exactly_the_same_view(registry_on_device):
+    e = explorer(
+        registry_on_device, strategy="beam", beam_width=3, silenced=frozenset({("cross", 0, 1)}), layer=1, head=2
+    )
     e.step()
     e.step(force=5)
     e.step()
-    restored = Explorer(registry, ExplorerState.from_link(e.state.to_link()))
+    restored = Explorer(registry_on_device, ExplorerState.from_link(e.state.to_link()))
     assert restored.state == e.state
     assert restored.decoding.output_ids == e.decoding.output_ids
     torch.testing.assert_close(restored.snapshot().cross, e.snapshot().cross)
@@ -51,8 +54,8 @@ def test_malformed_links_are_clear_errors(token, message):
         ExplorerState.from_link(token)
 
 
-def test_changing_the_strategy_replays_forced_tokens_and_rechooses_the_rest(registry):
-    e = explorer(registry)
+def test_changing_the_strategy_replays_forced_tokens_and_rechooses_the_rest(registry_on_device):
+    e = explorer(registry_on_device)
     e.step(force=7)
     e.step()
     e.update(strategy="sampling", temperature=2.0, seed=3)
@@ -60,8 +63,8 @@ def test_changing_the_strategy_replays_forced_tokens_and_rechooses_the_rest(regi
     assert e.decoding.output_ids[0] == 7
 
 
-def test_causal_mask_off_lets_decoder_positions_see_the_future(registry):
-    e = explorer(registry)
+def test_causal_mask_off_lets_decoder_positions_see_the_future(registry_on_device):
+    e = explorer(registry_on_device)
     list(e.run())
     on = e.snapshot().decoder_self
     e.update(causal_mask=False)
@@ -81,8 +84,8 @@ def test_padding_mask_off_lets_attention_reach_padding(registry):
     assert torch.all(e.snapshot().cross[..., n_real:] > 0)
 
 
-def test_silencing_heads_changes_the_translation_and_can_be_compared(registry):
-    e = explorer(registry)
+def test_silencing_heads_changes_the_translation_and_can_be_compared(registry_on_device):
+    e = explorer(registry_on_device)
     config = e.checkpoint.model.config
     every_cross = frozenset(("cross", layer, head) for layer in range(config.n_decoder_layers) for head in range(4))
     e.update(silenced=every_cross)
@@ -93,8 +96,8 @@ def test_silencing_heads_changes_the_translation_and_can_be_compared(registry):
     assert e.state.choices == ()  # comparing does not move this explorer
 
 
-def test_views_have_the_shapes_of_the_model(registry):
-    e = explorer(registry)
+def test_views_have_the_shapes_of_the_model(registry_on_device):
+    e = explorer(registry_on_device)
     e.step()
     e.step()
     v = e.snapshot()
@@ -201,6 +204,17 @@ def test_without_the_causal_mask_the_table_the_chart_and_step_agree(registry):
         assert snapshot.predictions[-1] == snapshot.candidate_tokens[0]  # the last row is the next-token chart's pick
         e.step()
         assert e.checkpoint.tokenizer.target_piece(e.decoding.output_ids[-1]) == snapshot.candidate_tokens[0]
+
+
+def test_an_untrained_twin_has_the_same_weights_on_every_device(registry, registry_on_device, device):
+    """A twin's weights are drawn from its seed by NumPy on the CPU (`checkpoint.untrained_model`), then moved: the
+    same bits whichever device the twin is loaded on; the Trained vs untrained view draws from there."""
+    on_cpu, on_device = (r.get("numbers-de-untrained").model for r in (registry, registry_on_device))
+    assert next(on_device.parameters()).device.type == device
+    for (name, a), b in zip(on_cpu.state_dict().items(), on_device.state_dict().values(), strict=True):
+        assert torch.equal(a, b.cpu()), name
+    trained, untrained, report = render.twin_comparison(explorer(registry_on_device))
+    assert trained is not None and untrained is not None and "Untrained twin:" in report
 
 
 # A link made before the settings were declared once (issue 23, at cc9d810): every setting not at its default.

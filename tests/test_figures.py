@@ -1,4 +1,5 @@
-"""Figures: data shapes, labels, orientation, the shared 0–1 colour axis, escaping of user text, JSON size."""
+"""Figures: data shapes, labels, orientation, the shared 0–1 colour axis, escaping of user text, JSON size; drawn
+from a model on each device present for the tests that take `device` (conftest.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import torch
 
 from explorer import figures
 from explorer.stages import Block
-from tests.conftest import tiny_model
+from tests.conftest import Elsewhere, tiny_model
 from transformer.decoding import BeamSearch, Decoding
 from transformer.model import sinusoidal_position_encoding
 
@@ -164,6 +165,39 @@ def test_attention_heatmap_accepts_a_torch_tensor_with_grad():
     trace = figures.attention_heatmap(weights, TARGET, SOURCE).data[0]
     assert trace.z.dtype == np.float32
     np.testing.assert_allclose(trace.z, weights.detach().numpy(), atol=1e-7)
+
+
+def test_figures_read_the_tensors_of_a_model_on_the_device_back_to_the_cpu(device):
+    """The attention maps and the positional encodings of a model on the device go into the figures as they come
+    out of the model: each figure reads its tensor back to the CPU."""
+    model = tiny_model(seed=3).to(device)
+    src, tgt = (torch.tensor([ids], device=device) for ids in ([5, 6, 7, 8, 9, 2], [1, 10, 11, 12, 13]))
+    with torch.no_grad():
+        cross = model(src, tgt, return_attention=True).attention.cross[1][0]  # (H, T, S), on the device
+        table = model.src_embed.positions(12)  # (P, d), on the device
+    on_cpu = cross.cpu().numpy()
+    np.testing.assert_array_equal(figures.attention_heatmap(cross[0], TARGET, SOURCE).data[0].z, on_cpu[0])
+    grid = figures.attention_grid(cross, TARGET, SOURCE, family="cross", highlight_query=-1)
+    assert all(np.array_equal(trace.z, on_cpu[h]) for h, trace in enumerate(grid.data))
+    assert figures.thumbnail_png(cross[1], highlight_query=2).startswith(b"\x89PNG")
+    np.testing.assert_array_equal(figures.positional_heatmap(table).data[0].z, table.cpu().numpy())
+    assert len(figures.positional_curves(table, [0, 3]).data) == 2 and figures.position_similarity(table).data
+
+
+def test_figures_bring_their_tensors_and_masks_to_the_cpu_before_numpy_reads_them():
+    """As a GPU's: `Elsewhere` tensors (conftest.py), which NumPy refuses to read, as weights, tables and masks."""
+    weights = torch.tensor(attention((2, 5, 6))).as_subclass(Elsewhere)
+    masked = (torch.arange(6) > torch.arange(5)[:, None]).as_subclass(Elsewhere)  # (5, 6): a causal band
+    with pytest.raises(TypeError, match="another device"):
+        np.asarray(masked)
+    heatmap = figures.attention_heatmap(weights[0], TARGET, SOURCE, masked=masked)
+    assert np.isnan(heatmap.data[-1].z[0, 5]) and heatmap.data[-1].z[4, 0] == weights[0, 4, 0].item()
+    assert len(figures.attention_grid(weights, TARGET, SOURCE, masked=masked).data) == 4  # a grey layer per head
+    assert figures.thumbnail_png(weights[1], masked=masked).startswith(b"\x89PNG")
+    bars = figures.TensorPanel("scores", weights[0, 0], kind="bars", x_labels=SOURCE, masked=masked[0])
+    page = figures.tensor_panels_html([bars, figures.TensorPanel("weights", weights[1])])
+    assert page.count("−∞ (masked)") == 5
+    assert figures.positional_heatmap(weights[0]).data[0].z.shape == (5, 6)
 
 
 def test_attention_grid_has_one_panel_per_head_on_one_colour_axis():
@@ -421,8 +455,8 @@ def test_beam_tree_escapes_user_text():
     assert_inert(figures.beam_tree(steps, MALICIOUS.__getitem__, title=MALICIOUS[0]))
 
 
-def test_beam_tree_of_a_real_beam_search():
-    model = tiny_model(seed=3)
+def test_beam_tree_of_a_real_beam_search(device):
+    model = tiny_model(seed=3).to(device)
     decoding = Decoding(model, [5, 6, 7, 8, 9, 2], BeamSearch(3), max_new_tokens=8)
     steps = [decoding.step() for _ in range(8) if not decoding.finished]
     fig = figures.beam_tree(steps, lambda i: f"t{i}")

@@ -1,5 +1,6 @@
 """The Inside a step view (explorer/inside.py): every stage of the architecture drawn from the worked computation,
-with this sentence's numbers, in step with the explorer."""
+with this sentence's numbers, in step with the explorer; the tests that take `explorer_on_device` on each device
+present (conftest.py)."""
 
 from __future__ import annotations
 
@@ -45,14 +46,16 @@ def test_the_output_stage_shows_the_candidates_of_the_step(explorer):
     assert "the top of the next-token chart" in text
 
 
-def test_what_each_layer_would_say_ends_where_the_model_does(explorer):
+def test_what_each_layer_would_say_ends_where_the_model_does(explorer_on_device):
+    explorer = explorer_on_device
     worked = inside.worked_step(explorer)
     assert worked.layer_predictions[-1].top_ids[0] == explorer.decoding.upcoming()[0].token_id
     _, text = inside.stage_view(Explorer(explorer.registry, explorer.state.replace(stage="layers")), worked)
     assert text.count("\n| ") == len(worked.layer_predictions) + 1  # the header and one row per layer
 
 
-def test_the_view_follows_the_step_the_masks_and_the_silenced_heads(explorer):
+def test_the_view_follows_the_step_the_masks_and_the_silenced_heads(explorer_on_device):
+    explorer = explorer_on_device
     state = explorer.state.replace(stage="decoder.self_attention", stage_layer=0, stage_head=1)
     before = inside.stage_view(Explorer(explorer.registry, state))[1]
     stepped = Explorer(explorer.registry, state)

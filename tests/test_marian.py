@@ -1,4 +1,5 @@
-"""Our model, loaded from Marian checkpoints, against transformers' MarianMTModel (eager attention)."""
+"""Our model, loaded from Marian checkpoints, against transformers' MarianMTModel (eager attention); imported onto
+each device present for the tests that take `device` (conftest.py), the Marian model staying on the CPU."""
 
 from __future__ import annotations
 
@@ -25,9 +26,11 @@ def batch(checkpoint, sentences):
     return src, (src != pad).long()
 
 
-def test_logits_and_every_attention_map_match(marian):
+def test_logits_and_every_attention_map_match(marian, device):
     folder, hf = marian
-    assert_same_outputs(hf, load_marian(folder), ENGLISH[:3])
+    ours = load_marian(folder, device)
+    assert next(ours.model.parameters()).device.type == device
+    assert_same_outputs(hf, ours, ENGLISH[:3])
 
 
 def assert_same_outputs(hf, ours, sentences: list[str]) -> None:
@@ -36,10 +39,11 @@ def assert_same_outputs(hf, ours, sentences: list[str]) -> None:
     src, mask = batch(ours, sentences)
     pad = ours.model.config.pad_id
     tgt = torch.tensor([[pad, 5, 9, 7, 3], [pad, 4, 4, 8, 6], [pad, 11, 3, 5, 5]])
+    device = next(ours.model.parameters()).device
     with torch.no_grad():
         theirs = hf(input_ids=src, attention_mask=mask, decoder_input_ids=tgt, output_attentions=True)
-        mine = ours.model(src, tgt, return_attention=True)
-    assert (theirs.logits - mine.logits).abs().max() <= TOL
+        mine = ours.model(src.to(device), tgt.to(device), return_attention=True)
+    assert (theirs.logits - mine.logits.cpu()).abs().max() <= TOL
     for their_maps, my_maps in [
         (theirs.encoder_attentions, mine.attention.encoder),
         (theirs.decoder_attentions, mine.attention.decoder_self),
@@ -48,12 +52,12 @@ def assert_same_outputs(hf, ours, sentences: list[str]) -> None:
         assert len(their_maps) == len(my_maps) == 2
         for a, b in zip(their_maps, my_maps, strict=True):
             assert a.shape == b.shape
-            assert (a - b).abs().max() <= TOL
+            assert (a - b.cpu()).abs().max() <= TOL
 
 
-def test_greedy_output_matches_generate(marian):
+def test_greedy_output_matches_generate(marian, device):
     folder, hf = marian
-    ours = load_marian(folder)
+    ours = load_marian(folder, device)
     for sentence in ENGLISH:
         src = ours.tokenizer.encode_source(sentence)
         expected = hf.generate(torch.tensor([src]), num_beams=1, do_sample=False, max_length=20)[0, 1:].tolist()

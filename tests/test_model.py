@@ -1,4 +1,5 @@
-"""Model-level behaviour: masks, head ablation, cached decoding, config, every variant trains."""
+"""Model-level behaviour: masks, head ablation, cached decoding, config, every variant trains. The tests that take
+`device` run the model on each device present (conftest.py)."""
 
 from __future__ import annotations
 
@@ -18,18 +19,20 @@ PAST = torch.ones(5, 5, dtype=torch.bool).tril()  # (T, T): key position <= quer
 
 
 def run(model, src=SRC, tgt=TGT, **kw):
+    device = next(model.parameters()).device
     with torch.no_grad():
-        return model(src, tgt, return_attention=True, **kw)
+        return model(src.to(device), tgt.to(device), return_attention=True, **kw)
 
 
 # ---- masks ----------------------------------------------------------------------------------------------
 
 
-def test_causal_mask_zeroes_the_future_exactly():
-    out = run(tiny_model())
+def test_causal_mask_zeroes_the_future_exactly(device):
+    out = run(tiny_model().to(device))
+    past = PAST.to(device)
     for weights in out.attention.decoder_self:
-        assert torch.all(weights[..., ~PAST] == 0)
-        assert torch.all(weights[..., PAST] > 0)
+        assert torch.all(weights[..., ~past] == 0)
+        assert torch.all(weights[..., past] > 0)
 
 
 def test_with_the_causal_mask_changing_a_future_token_leaves_earlier_outputs_alone():
@@ -50,8 +53,8 @@ def test_without_the_causal_mask_the_future_leaks_into_earlier_outputs():
     assert all(torch.all(w[..., ~PAST] > 0) for w in a.attention.decoder_self)
 
 
-def test_padded_source_positions_get_exactly_zero_weight():
-    out = run(tiny_model())
+def test_padded_source_positions_get_exactly_zero_weight(device):
+    out = run(tiny_model().to(device))
     for weights in out.attention.encoder + out.attention.cross:
         assert torch.all(weights[1, ..., 4:] == 0)
         assert torch.all(weights[0] > 0)
@@ -68,8 +71,8 @@ def test_padding_mask_off_lets_queries_attend_to_padding():
     torch.testing.assert_close(on.logits[0], out.logits[0], atol=1e-6, rtol=0)
 
 
-def test_padding_does_not_change_the_result_with_the_mask_on():
-    model = tiny_model()
+def test_padding_does_not_change_the_result_with_the_mask_on(device):
+    model = tiny_model().to(device)
     alone = run(model, src=SRC[1:, :4], tgt=TGT[1:])
     padded = run(model)
     torch.testing.assert_close(alone.logits[0], padded.logits[1], atol=1e-5, rtol=1e-5)
@@ -89,9 +92,9 @@ def test_silencing_every_cross_attention_head_makes_the_output_independent_of_th
 
 
 @pytest.mark.parametrize("family, layer, head", [("encoder", 1, 0), ("decoder_self", 0, 1), ("cross", 1, 1)])
-def test_silencing_one_head_equals_cutting_its_columns_of_the_output_projection(family, layer, head):
+def test_silencing_one_head_equals_cutting_its_columns_of_the_output_projection(family, layer, head, device):
     """Only what flows through that head changes: same as zeroing its slice of W^O (and nothing else)."""
-    model = tiny_model()
+    model = tiny_model().to(device)
     surgery = copy.deepcopy(model)
     modules = {
         "encoder": surgery.encoder_layers[layer].self_attn,
@@ -138,14 +141,15 @@ def test_switches_are_per_call_not_state():
 
 
 @pytest.mark.parametrize("norm, positions", [("post", "sinusoidal_concat"), ("pre", "learned")])
-def test_cached_incremental_decoding_equals_full_recomputation_step_by_step(norm, positions):
-    model = tiny_model(norm_position=norm, positional_encoding=positions)
+def test_cached_incremental_decoding_equals_full_recomputation_step_by_step(norm, positions, device):
+    model = tiny_model(norm_position=norm, positional_encoding=positions).to(device)
     full = run(model)
+    src, tgt = SRC.to(device), TGT.to(device)
     with torch.no_grad():
-        encoded = model.encode(SRC)
+        encoded = model.encode(src)
         cache = model.init_cache(encoded)
-        for t in range(TGT.size(1)):
-            step = model.decode(TGT[:, t : t + 1], encoded, cache=cache, return_attention=True)
+        for t in range(tgt.size(1)):
+            step = model.decode(tgt[:, t : t + 1], encoded, cache=cache, return_attention=True)
             cache = step.cache
             assert cache.length == t + 1
             torch.testing.assert_close(step.logits[:, 0], full.logits[:, t], atol=1e-5, rtol=1e-5)

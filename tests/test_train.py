@@ -1,4 +1,5 @@
-"""Training: a tiny run lowers the loss, resuming equals not stopping, two torchrun processes equal one."""
+"""Training: a tiny run lowers the loss, resuming equals not stopping, two torchrun processes equal one, and a few
+steps on each device present (conftest.py's `device`) start from the seed's weights and follow the CPU's."""
 
 from __future__ import annotations
 
@@ -15,9 +16,11 @@ import torch
 
 from tests.conftest import ENGLISH, GERMAN
 from transformer.checkpoint import load_checkpoint
+from transformer.training.batches import batches_from, load_data
 from transformer.training.distributed import cpu_threads
+from transformer.training.run_folder import open_run
 from transformer.training.settings import TrainSettings, command_line, parse_args
-from transformer.training.train import learning_rate, train
+from transformer.training.train import Trainer, learning_rate, train
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -89,6 +92,25 @@ def test_resuming_gives_the_same_model_as_never_stopping(corpus, tmp_path):
     assert resumed["step"] == straight["step"] == 8
     for name, value in parameters(straight["model"]).items():
         torch.testing.assert_close(parameters(resumed["model"])[name], value, atol=0, rtol=0)
+
+
+def test_a_few_steps_on_the_device_start_from_the_seeds_weights_and_follow_the_cpu(corpus, tmp_path, device):
+    """The first weights are drawn on the CPU from the seed, whichever device trains them (`Transformer.on_cpu`);
+    the batches go to the model's device, and the losses there are the CPU's (up to CUDA's bfloat16 autocast)."""
+    run = settings(corpus, tmp_path / "run", dropout=0.0)
+    folder = open_run(run)
+    data = load_data(run, folder, None)
+    on_cpu, on_device = (Trainer(run, data, folder, torch.device(d)) for d in ("cpu", device))
+    assert next(on_device.model.parameters()).device.type == device
+    start = parameters(on_device.model)
+    for name, value in parameters(on_cpu.model).items():
+        torch.testing.assert_close(start[name].cpu(), value, atol=0, rtol=0)
+    batches = batches_from(data.examples, run, 0, 0, data.resample)
+    for _ in range(3):
+        batch = next(batches)[2]
+        (loss, n_tokens), (expected, _) = on_device.step(batch), on_cpu.step(batch)
+        assert n_tokens > 0 and float(loss) == pytest.approx(float(expected), rel=0.05)
+    assert not torch.equal(parameters(on_device.model)["src_embed.tokens.weight"], start["src_embed.tokens.weight"])
 
 
 def test_a_run_folder_refuses_other_settings(corpus, tmp_path):

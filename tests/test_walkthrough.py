@@ -1,5 +1,6 @@
 """The walkthrough (explorer/walkthrough.py): a tour of the Inside a step stages, written with the live sentence's
-own numbers, following every Step and Back, each section leading to its stage."""
+own numbers, following every Step and Back, each section leading to its stage; the tests that take
+`explorer_on_device` on each device present (conftest.py)."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ def numbers(text: str) -> list[float]:
     return [float(n) for n in re.findall(r"-?\d+\.\d+", text)]
 
 
-def test_the_tour_has_every_section_in_order_each_leading_to_a_stage(explorer):
-    sections = walkthrough.tour(explorer)
+def test_the_tour_has_every_section_in_order_each_leading_to_a_stage(explorer_on_device):
+    sections = walkthrough.tour(explorer_on_device)
     assert [s.kind.key for s in sections] == list(walkthrough.KEYS)
     assert {"scores", "heads", "add_norm", "ffn", "stacks", "layers"} <= set(walkthrough.KEYS)  # issue 14's new ones
     for section in sections:
@@ -70,8 +71,8 @@ def test_the_output_section_gives_the_candidates_probabilities(explorer):
     assert f"{float(probabilities[0]):.1%}" in section.text
 
 
-def test_the_tour_follows_step_and_back(explorer):
-    moved = Explorer(explorer.registry, explorer.state)
+def test_the_tour_follows_step_and_back(explorer_on_device):
+    moved = Explorer(explorer_on_device.registry, explorer_on_device.state)
     before = walkthrough.tour(moved)
     moved.back()
     after_back = walkthrough.tour(moved)

@@ -1,5 +1,6 @@
 """The worked computation (transformer/worked.py) is a second path to the model's own numbers: its logits and its
-attention weights equal those of `Transformer.forward` for every architecture variant and for Marian."""
+attention weights equal those of `Transformer.forward` for every architecture variant and for Marian, and on every
+device present for the tests that take `device` (conftest.py)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,10 @@ TGT = [1, 6, 12, 4, 8]
 
 
 def model_numbers(model: Transformer, src: list[int], tgt: list[int], **switches):
+    device = next(model.parameters()).device
+    src_ids, tgt_ids = (torch.tensor([ids], device=device) for ids in (src, tgt))
     with torch.no_grad():
-        out = model(torch.tensor([src]), torch.tensor([tgt]), return_attention=True, **switches)
+        out = model(src_ids, tgt_ids, return_attention=True, **switches)
     return out.logits[0], out.attention
 
 
@@ -62,8 +65,9 @@ def test_the_worked_logits_and_attention_equal_the_models_for_every_variant(vari
         dict(silenced=[("encoder", 0, 1), ("decoder_self", 1, 0), ("cross", 0, 0)]),
     ],
 )
-def test_the_worked_computation_follows_every_switch(switches):
-    worked = assert_same_as_the_model(tiny_model(seed=4, share_embeddings=True, final_logits_bias=True), **switches)
+def test_the_worked_computation_follows_every_switch(switches, device):
+    model = tiny_model(seed=4, share_embeddings=True, final_logits_bias=True).to(device)
+    worked = assert_same_as_the_model(model, **switches)
     if "silenced" in switches:  # a silenced head's output is zeros before W^O
         assert (
             not worked.decoder[1].self_attention.kept[0] and worked.decoder[1].self_attention.heads[0].abs().sum() == 0
@@ -105,11 +109,11 @@ def test_each_stage_has_the_tutorials_shapes_and_values():
     torch.testing.assert_close(worked.output.probabilities.sum(), torch.tensor(1.0))
 
 
-def test_the_cross_attention_keys_and_values_are_the_ones_cached_at_the_first_step():
-    model = tiny_model(seed=6)
+def test_the_cross_attention_keys_and_values_are_the_ones_cached_at_the_first_step(device):
+    model = tiny_model(seed=6).to(device)
     worked = work_through(model, SRC, TGT)
     with torch.no_grad():
-        cache = model.init_cache(model.encode(torch.tensor([SRC])))
+        cache = model.init_cache(model.encode(torch.tensor([SRC], device=device)))
     for layer, cached in zip(worked.decoder, cache.layers, strict=True):
         assert (layer.cross_attention.k - cached.cross_kv.k[0]).abs().max() <= TOL
         assert (layer.cross_attention.v - cached.cross_kv.v[0]).abs().max() <= TOL
