@@ -7,6 +7,15 @@ every user.
 
 from __future__ import annotations
 
+# On a ZeroGPU Space, `spaces` must be imported before anything initialises CUDA (torch included); it is optional
+# everywhere else, where its decorator does nothing (docs/deployment.md).
+try:
+    import spaces  # type: ignore[import-not-found]
+
+    spaces.disable_gradio_auto_wrap()  # the page puts on the GPU the handlers that run a model, and only those
+except ImportError:
+    spaces = None
+
 import contextlib
 import ctypes
 import os
@@ -42,6 +51,10 @@ torch.set_num_threads(int(os.environ.get("TORCH_NUM_THREADS", 1)))
 DEVICE = runtime.chosen_device()  # a GPU where there is one (a GPU Space, ZeroGPU included); EXPLORER_DEVICE overrides
 
 REGISTRY = ModelRegistry(ROOT / "checkpoints", device=DEVICE)
+if runtime.APART:
+    # ZeroGPU: the models must be on the GPU when the app starts (packed then, and sent to every worker); a model
+    # loaded later is loaded again by each worker that needs it.
+    REGISTRY.preload()
 # Gradio 6: theme and css go to launch(). Each open session keeps its explorer (about 1 MB with a built-in model);
 # the least recently used sessions beyond 1,000 are forgotten (Gradio's default keeps 10,000).
 # The text in Noto Sans, served from assets/fonts (ui/fonts.py), not Montserrat.

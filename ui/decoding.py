@@ -210,6 +210,9 @@ class DecodingPanel(Panel):
         presentation.change(
             lambda on: gr.Accordion(open=not on), presentation, self.settings_box, api_visibility="private", queue=False
         )
+        # A candidate chosen, or a token typed: the handlers take it before the settings.
+        self.force_candidate = page.action(self.forced_candidate, moves=True, extra=1)
+        self.force_typed = page.action(self.forced_typed, moves=True, extra=1)
         self.force_choice.input(
             self.force_candidate, [page.explorer, self.force_choice, *page.inputs[1:]], page.moving_outputs, **QUICK
         )
@@ -221,13 +224,14 @@ class DecodingPanel(Panel):
     def step(explorer: Explorer, force: int | None = None) -> None:
         explorer.step(force=force)
 
-    def force_candidate(self, explorer, choice, *values):
+    def forced_candidate(self, explorer: Explorer, choice) -> None:
         """One of the candidates was chosen: it is the next token."""
-        return self.page.action(lambda chosen: self.step(chosen, force=int(choice)), moves=True)(explorer, *values)
+        self.step(explorer, force=int(choice))
 
-    def force_typed(self, explorer, text, *values):
+    @staticmethod
+    def forced_typed(explorer: Explorer, text: str | None) -> str:
         """A token or a word was typed: its pieces are the next tokens (the message says which)."""
-        return self.page.action(lambda typed: typed.force_text(text or ""), moves=True)(explorer, *values)
+        return explorer.force_text(text or "")
 
     @staticmethod
     def stop(explorer, request: gr.Request | None = None) -> Any:

@@ -7,6 +7,7 @@ in `ui.tabs.TABS`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -196,18 +197,20 @@ class Page:
             outputs = [self.explorer, self.status, *(c for panel in drawn for c in panel.outputs)]
             tab.select(self.opened(key), self.explorer, outputs, api_visibility="private", **QUICK)
 
-    def action(self, act: Callable[[Explorer], str | None], *, moves: bool = False) -> Callable[..., Updates]:
-        """A handler of (explorer, *settings values): apply the settings, then `act` (which may return a
-        message), then refresh. `moves`: it only moves through the decoding (Step, Back, forcing)."""
+    def action(self, act: Callable[..., str | None], *, moves: bool = False, extra: int = 0) -> Callable[..., Updates]:
+        """A handler of (explorer, *extra values, *settings values): apply the settings, then `act(explorer, *extra
+        values)` (which may return a message), then refresh. `moves`: it only moves through the decoding (Step,
+        Back, forcing)."""
 
-        def handler(explorer, *values):
+        def handler(explorer, *inputs):
+            given, values = inputs[:extra], inputs[extra:]
             settings = Settings.from_values(values)
             try:
                 with one_at_a_time(explorer, settings["language"]):
                     before = explorer.state if isinstance(explorer, Explorer) else None
                     explorer, note = self.explorer_with(explorer, values)
                     light = moves and explorer.state == before and not note
-                    updates = self.refreshed(explorer, act(explorer) or "", light=light, note=note)
+                    updates = self.refreshed(explorer, act(explorer, *given) or "", light=light, note=note)
                     if note:  # the sentence changed: the text box shows the new one
                         updates[self.control("source")] = explorer.state.source
             except ExplorerError as error:
@@ -235,8 +238,9 @@ class Page:
                 self.apply, self.inputs, self.outputs, api_visibility="private", trigger_mode="always_last", **QUICK
             )
 
-    @property
+    @functools.cached_property
     def apply(self) -> Callable[..., Updates]:
+        """The handler that applies the settings and redraws (made once: each handler is put on the GPU once)."""
         return self.action(lambda explorer: None)
 
     def view_handler(

@@ -1,0 +1,224 @@
+"""The page on a ZeroGPU Space: every handler that runs a model runs in a worker process, on pickled copies of its
+arguments, and answers with pickled values (`tests.zerogpu`, a stand-in for `spaces`). Its answers must be those of
+the page without ZeroGPU, and the page's own process must never touch a packed weight."""
+
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+
+import plotly.graph_objects as go
+import pytest
+import torch
+from gradio.blocks import Block
+
+from explorer import Explorer, ExplorerState, ModelRegistry
+from explorer.figures.base import Figure
+from explorer.registry import PersonalRegistry
+from tests import zerogpu
+from tests.conftest import CHECKPOINTS, ROOT
+from ui import runtime
+from ui.page import build_page
+from ui.settings import DEFAULTS, NAMES
+from ui.tabs import TwinsTab
+
+SOURCE = "three hundred and forty-two"
+
+
+def values(**changes) -> list:
+    settings = DEFAULTS | {"model": "numbers-de", "source": SOURCE} | changes
+    return [settings[name] for name in NAMES]
+
+
+@pytest.fixture(scope="module")
+def pages():
+    """The same page twice: without ZeroGPU, and on the stand-in, its models packed. One thread, as in the workers
+    (`tests.zerogpu`) and the app: sums made by two threads may differ in their last bit."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    plain = build_page(ModelRegistry(CHECKPOINTS))
+    registry = ModelRegistry(CHECKPOINTS)
+    registry.preload(["numbers-de", "en-de"])
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(runtime, "GPU", zerogpu.GPU)
+        patch.setattr(runtime, "APART", True)
+        apart = build_page(registry)
+    zerogpu.pack(registry)
+    yield plain, apart
+    zerogpu.unpack_all()
+    torch.set_num_threads(threads)
+
+
+def handler(page, api_name: str):
+    """The page's handler of the event named `api_name`."""
+    return next(fn.fn for fn in page.demo.fns.values() if fn.api_name == api_name)
+
+
+def wired(page, component, event: str = "click"):
+    """The page's handler of `event` on `component`."""
+    return next(fn.fn for fn in page.demo.fns.values() if (component._id, event) in fn.targets and fn.fn is not None)
+
+
+def comparable(page, updates) -> dict:
+    """An answer in terms that two pages share: each component by its place in the page, figures as JSON, an explorer
+    as its state."""
+    if isinstance(updates, tuple):
+        return {i: comparable(page, value) for i, value in enumerate(updates)}
+    places = {block_id: i for i, block_id in enumerate(sorted(page.demo.blocks))}
+
+    def value_of(value):
+        if isinstance(value, Explorer):
+            return value.state
+        if isinstance(value, (go.Figure, Figure)):
+            return value.to_json()
+        if isinstance(value, Block):
+            return type(value).__name__, {key: getattr(value, key, None) for key in ("selected", "label", "open")}
+        if isinstance(value, dict):  # gr.update(value=…, …)
+            return {key: value_of(item) for key, item in value.items()}
+        return value
+
+    return {places[component._id]: value_of(value) for component, value in updates.items()}
+
+
+def both(pages, act):
+    """`act(page)` on both pages, answered alike."""
+    plain, apart = pages
+    zerogpu.calls.clear()
+    answer = act(apart)
+    assert comparable(apart, answer) == comparable(plain, act(plain))
+    return answer
+
+
+def test_the_page_process_cannot_compute_with_a_packed_model(pages):
+    """The check can fail: the weights of the packed models are not in the page's process."""
+    _plain, apart = pages
+    with pytest.raises((NotImplementedError, RuntimeError)):
+        Explorer(apart.registry, ExplorerState(model="numbers-de", source=SOURCE)).snapshot().cross.sum().item()
+
+
+def test_steps_back_forcing_and_reset_answer_on_zerogpu_as_without_it(pages):
+    explorers = {}
+
+    def act(name, *extra):
+        def on(page):
+            answer = handler(page, name)(explorers.get(page), *extra, *values())
+            explorers[page] = answer[page.explorer]
+            return answer
+
+        return both(pages, on)
+
+    act("apply")
+    for name in ("step", "step", "back", "step", "step"):
+        act(name)
+        assert zerogpu.calls == [("handler", runtime.QUICK_GPU_S)]  # each ran in a worker
+    _plain, apart = pages
+    assert explorers[apart].state.choices == (None, None, None)
+    assert explorers[apart]._decoding is None  # the page's process holds no decoding: it cannot compute one
+    both(pages, lambda page: page.panels[2].force_typed(explorers[page], "zwei", *values()))
+    assert explorers[apart].state.choices[-1] is not None
+    act("reset")
+
+
+def test_a_run_streams_and_ends_on_zerogpu_as_without_it(pages):
+    """The first token at once, then the page for the end (how many texts come between depends on the time taken)."""
+    answers = {page: list(handler(page, "run")(None, *values())) for page in pages}
+    plain, apart = pages
+    for first_or_last in (0, -1):
+        assert comparable(apart, answers[apart][first_or_last]) == comparable(plain, answers[plain][first_or_last])
+    assert answers[apart][-1][apart.explorer].state.choices
+    assert {name for name, _seconds in zerogpu.calls} >= {"started_run", "steps_taken", "ended_run"}
+
+
+def test_stop_reaches_a_run_on_zerogpu_and_the_page_ends_where_the_run_halted(pages):
+    _plain, apart = pages
+    explorer = handler(apart, "apply")(None, *values())[apart.explorer]
+    run = handler(apart, "run")(explorer, *values())
+    first = next(run)
+    assert first[apart.explorer] is explorer  # the page keeps its own explorer, the worker's copy taken into it
+    assert handler(apart, "stop")(explorer) is not None
+    *_, last = run
+    tokens = len(explorer.state.choices)
+    assert 0 < tokens < 8 and f"Stopped after {tokens} token" in last[apart.status]
+
+
+def test_every_tab_opens_on_zerogpu_as_without_it(pages):
+    explorers = {page: handler(page, "apply")(None, *values())[page.explorer] for page in pages}
+    for key in pages[1].tab_by_key:
+        both(pages, lambda page, key=key: wired(page, page.tab_by_key[key], "select")(explorers[page]))
+
+
+def test_links_comparisons_and_the_api_answer_on_zerogpu_as_without_it(pages):
+    explorers = {page: handler(page, "apply")(None, *values())[page.explorer] for page in pages}
+    link = explorers[pages[0]].state.replace(choices=(None, None)).to_link()
+    restore = {page: next(fn.fn for fn in page.demo.fns.values() if fn.name == "restore") for page in pages}
+    both(pages, lambda page: restore[page]({"state": link}, None, *values()))
+    twins = {page: next(panel for panel in page.panels if isinstance(panel, TwinsTab)) for page in pages}
+    both(pages, lambda page: wired(page, twins[page].button)(explorers[page], *values()))
+    assert zerogpu.calls == [("handler", runtime.LONG_GPU_S)]
+    translated = {page: handler(page, "translate")("twenty-one", "numbers-de") for page in pages}
+    assert translated[pages[0]] == translated[pages[1]] and translated[pages[1]]["translation"] == "einundzwanzig"
+
+
+def test_an_explorer_crosses_to_a_worker_and_back_whole(registry):
+    """What `pickle` makes of an explorer: the same state and snapshot, the same registry (not a copy of its models),
+    and a decoding replayed where it is next needed; a user's own model goes with it."""
+    explorer = Explorer(registry, ExplorerState(model="numbers-de", source=SOURCE))
+    for _ in range(3):
+        explorer.step()
+    snapshot = explorer.snapshot()
+    copy = pickle.loads(pickle.dumps(explorer))
+    assert copy.registry is registry and copy.state == explorer.state and copy._decoding is None
+    torch.testing.assert_close(copy.snapshot().cross, snapshot.cross)
+    assert copy.decoding.output_ids == explorer.decoding.output_ids  # replayed
+    assert copy.step().token_id == explorer.step().token_id
+    explorer.adopt(copy)
+    assert explorer.state == copy.state and explorer.lock is not copy.lock
+    personal = PersonalRegistry(registry)
+    assert pickle.loads(pickle.dumps(personal)).shared is registry
+
+
+def test_with_spaces_installed_every_model_handler_asks_for_the_gpu_with_a_duration(monkeypatch, registry):
+    """The real `spaces.GPU` (outside a Space it returns the handler itself): each handler that runs a model goes
+    through it, with its duration, and answers as undecorated."""
+    import spaces
+
+    asked = []
+
+    def recorded(task=None, *, duration=None):
+        if task is None:
+            return lambda task: recorded(task, duration=duration)
+        asked.append((task.__name__, duration))
+        return spaces.GPU(task, duration=duration)
+
+    monkeypatch.setattr(runtime, "GPU", recorded)
+    page = build_page(registry)
+    names = {name for name, _duration in asked}
+    assert {"handler", "started_run", "steps_taken", "ended_run", "failed_run", "restore", "translate"} <= names
+    assert all(duration in (runtime.QUICK_GPU_S, runtime.LONG_GPU_S) for _name, duration in asked)
+    monkeypatch.setattr(runtime, "GPU", None)
+    undecorated = build_page(registry)
+    for api_name in ("apply", "step"):
+        answers = [handler(p, api_name)(None, *values()) for p in (page, undecorated)]
+        assert comparable(page, answers[0]) == comparable(undecorated, answers[1])
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(torch.version.cuda is None, reason="ZeroGPU's emulation of CUDA needs a CUDA build of torch")
+def test_the_app_starts_as_a_zerogpu_space_starts_it():
+    """`python app.py` with `SPACES_ZERO_GPU` set, as on a ZeroGPU Space: `spaces` is imported before torch (else it
+    refuses to start), the models go to the (emulated) GPU at start, and each model handler is a ZeroGPU one."""
+    script = (
+        "import app, spaces.zero.torch.patching as patching; from ui import runtime\n"
+        "assert app.DEVICE == 'cuda' and runtime.APART and runtime.RUN_CHUNK_S > 0\n"
+        "assert {'numbers-de', 'en-de'} <= set(app.REGISTRY._loaded)\n"
+        "assert len(patching.cuda_aliases) > 0  # the weights, on the GPU as ZeroGPU emulates it\n"
+        "zero = [fn for fn in app.demo.fns.values() if hasattr(getattr(fn.fn, 'on_gpu', None), 'zerogpu')]\n"
+        "assert len(zero) > 10, len(zero)  # Step, Back, every tab, every setting, the comparisons, the API…\n"
+    )
+    environment = {"SPACES_ZERO_GPU": "true", "SPACES_ZERO_DEVICE_API_URL": "http://127.0.0.1:9", "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env={**environment, "PATH": "/usr/bin:/bin"}, capture_output=True,
+        text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
