@@ -22,7 +22,7 @@ def test_the_virtual_environment_comes_before_the_two_commands():
     blocks = code_blocks(README[README.index("## Two commands") :])
     assert blocks[:3] == [
         "python3 -m venv .venv && source .venv/bin/activate",
-        "pip install -r requirements.txt && python app.py",
+        "pip install -r requirements-app.txt && python app.py",
         TEST_COMMAND,
     ]
 

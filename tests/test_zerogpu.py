@@ -18,7 +18,7 @@ from explorer.figures.base import Figure
 from explorer.registry import PersonalRegistry
 from tests import zerogpu
 from tests.conftest import CHECKPOINTS, ROOT
-from ui import runtime
+from ui import gradio_patch, runtime
 from ui.page import build_page
 from ui.settings import DEFAULTS, NAMES
 from ui.tabs import TwinsTab
@@ -222,3 +222,34 @@ def test_the_app_starts_as_a_zerogpu_space_starts_it():
         text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+def requirements(name: str) -> dict[str, str]:
+    """The pins of a requirements file, its `-r` includes followed: {package: version}."""
+    pins = {}
+    for line in (ROOT / name).read_text(encoding="utf-8").splitlines():
+        line = line.split("#")[0].strip()
+        if line.startswith("-r "):
+            pins |= requirements(line[3:].strip())
+        elif "==" in line:
+            package, version = line.split("==")
+            pins[package.strip().lower().replace("_", "-")] = version.strip()
+    return pins
+
+
+def test_the_space_asks_for_what_zerogpu_supports_and_a_local_install_keeps_its_pins():
+    """ZeroGPU runs torch 2.8-2.11 on Python 3.10 or 3.12, and a Space's SDK brings gradio, huggingface_hub and spaces
+    (https://huggingface.co/docs/hub/spaces-zerogpu); a machine of yours installs requirements-app.txt."""
+    front = ROOT.joinpath("README.md").read_text(encoding="utf-8").split("---")[1]
+    settings = dict(line.split(": ", 1) for line in front.splitlines() if ": " in line and not line.startswith(" "))
+    assert settings["python_version"].strip('"') in ("3.10", "3.12")
+    space, local = requirements("requirements.txt"), requirements("requirements-app.txt")
+    assert (2, 8) <= tuple(int(part) for part in space["torch"].split(".")[:2]) <= (2, 11)
+    assert not {"gradio", "spaces", "huggingface-hub"} & set(space)
+    assert local["torch"] == "2.13.0" and local["gradio"] == settings["sdk_version"] == gradio_patch.GRADIO_VERSION
+    assert {package: version for package, version in space.items() if package != "torch"} == {
+        package: version for package, version in local.items() if package not in ("torch", "gradio", "huggingface-hub")
+    }
+    for entry in front.split("preload_from_hub:")[1].split("\n---")[0].strip().splitlines():
+        repo, files = entry.strip().removeprefix("- ").split(" ")
+        assert "/" in repo and "*" not in files and all(files.split(","))

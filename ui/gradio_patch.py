@@ -16,7 +16,9 @@ import gradio as gr
 from gradio.blocks import Block, postprocess_update_dict
 from gradio.i18n import I18nData
 
-GRADIO_VERSION = "6.31.0"  # the version this module was written against (requirements.txt pins it)
+# The version this module was written against: requirements-app.txt pins it, and a Space's SDK brings it (README.md's
+# sdk_version).
+GRADIO_VERSION = "6.31.0"
 
 # Gradio's queue keeps the last 10,000 events for its monitoring page, and after *every* event it builds a pandas
 # table of all of them to summarise their times: under a class that was the largest single cost of an event (16% of
