@@ -49,6 +49,10 @@ limit_malloc_arenas()
 # student instead. TORCH_NUM_THREADS=2 for one user with a large model.
 torch.set_num_threads(int(os.environ.get("TORCH_NUM_THREADS", 1)))
 DEVICE = runtime.chosen_device()  # a GPU where there is one (a GPU Space, ZeroGPU included); EXPLORER_DEVICE overrides
+# float32 unless EXPLORER_PRECISION asks for bfloat16 or float16 (docs/deployment.md: what it changes, by how much).
+PRECISION = runtime.chosen_precision(DEVICE)
+if PRECISION is not torch.float32:
+    runtime.PRECISION = (torch.device(DEVICE).type, PRECISION)
 
 REGISTRY = ModelRegistry(ROOT / "checkpoints", device=DEVICE)
 if runtime.APART:

@@ -293,7 +293,28 @@ def work_through(
     """Every stage of the model on one sentence: the source ids (S,) and the decoder's input so far (T,),
     starting with the decoder start token. The output stage is that of the last target position, the one that
     predicts the next token; `chosen` is that token (default: the most probable one), whose probability
-    `layer_predictions` follows through the decoder layers. The switches are those of `Transformer.forward`."""
+    `layer_predictions` follows through the decoder layers. The switches are those of `Transformer.forward`.
+
+    Always in float32, the precision of the weights: where the caller decodes in reduced precision
+    (`torch.autocast`), these numbers, which a learner checks by hand, are not rounded to it."""
+    device = next(model.parameters()).device
+    with torch.autocast(device.type, enabled=False):
+        return _work_through(
+            model, src_ids, tgt_ids, causal_mask_on, padding_mask_on, silenced, use_positions, chosen, top_k
+        )
+
+
+def _work_through(
+    model: Transformer,
+    src_ids: list[int] | Tensor,
+    tgt_ids: list[int] | Tensor,
+    causal_mask_on: bool,
+    padding_mask_on: bool,
+    silenced: Collection[HeadRef],
+    use_positions: bool,
+    chosen: int | None,
+    top_k: int,
+) -> WorkedStep:
     config = model.config
     heads = validate_heads(config, silenced)
     device = next(model.parameters()).device

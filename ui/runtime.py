@@ -119,7 +119,8 @@ def uses_gpu(handler: Callable, seconds: int = QUICK_GPU_S, hold: bool = True) -
         raise TypeError(f"{handler.__name__}: put the steps of a generator on the GPU, not the generator")
 
     def apart(*args, **kwargs):
-        return portable(handler(*args, **kwargs))
+        with reduced():
+            return portable(handler(*args, **kwargs))
 
     functools.update_wrapper(apart, handler)
     on_gpu = GPU(duration=seconds)(apart) if GPU is not None else apart
@@ -171,8 +172,46 @@ def chosen_device(asked: str | None = None) -> str:
     return str(device)
 
 
+# The precisions a user may ask for (`EXPLORER_PRECISION`), by name and by short name.
+PRECISIONS = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+SHORT_NAMES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
+# What the handlers compute in (`reduced`): None for float32, else (device type, dtype). `app.py` sets it.
+PRECISION: tuple[str, torch.dtype] | None = None
+
+
+def chosen_precision(device: str, asked: str | None = None) -> torch.dtype:
+    """The precision the models decode in and draw the views in: `asked` (by default the environment's
+    `EXPLORER_PRECISION`: float32, bfloat16 or float16, or fp32, bf16, fp16), else float32. Reduced, it is
+    `torch.autocast`'s: the weights stay float32, the matrix products are rounded (docs/deployment.md says by how
+    much); Inside a step stays float32 (`transformer.worked`). One the device cannot compute in stops the app."""
+    asked = (os.environ.get("EXPLORER_PRECISION", "") if asked is None else asked).strip().lower() or "float32"
+    name = SHORT_NAMES.get(asked, asked)
+    if name not in PRECISIONS:
+        raise SystemExit(f"EXPLORER_PRECISION={asked!r}: choose float32, bfloat16 or float16")
+    if name == "float16" and not device.startswith("cuda"):
+        raise SystemExit("EXPLORER_PRECISION=float16 is for a GPU: on the CPU choose bfloat16 or float32")
+    if name == "bfloat16" and device.startswith("cuda") and not torch.cuda.is_bf16_supported():
+        raise SystemExit("EXPLORER_PRECISION=bfloat16: this GPU cannot compute in it; choose float16 or float32")
+    return PRECISIONS[name]
+
+
+def reduced() -> contextlib.AbstractContextManager:
+    """Where a handler computes: in `PRECISION` when it is reduced (`torch.autocast`), else as the weights are."""
+    if PRECISION is None:
+        return contextlib.nullcontext()
+    device_type, dtype = PRECISION
+    return torch.autocast(device_type, dtype=dtype)
+
+
 def device_said(device: str) -> str:
-    """Which device the models run on, as the page says it (in the user's language)."""
+    """Which device the model runs on, and in which precision when it is not float32 (`PRECISION`, which reduces
+    only what runs on its device type), as the page says it (in the user's language)."""
     if not device.startswith("cuda"):
-        return _("Runs on the CPU.")
-    return _("Runs on a GPU: {name} ({device}).").format(name=torch.cuda.get_device_name(device), device=device)
+        said = _("Runs on the CPU.")
+    else:
+        said = _("Runs on a GPU: {name} ({device}).").format(name=torch.cuda.get_device_name(device), device=device)
+    if PRECISION is not None and PRECISION[0] == torch.device(device).type:
+        said = _("{said} Computes in {precision}; Inside a step in float32.").format(
+            said=said, precision=str(PRECISION[1]).removeprefix("torch.")
+        )
+    return said
