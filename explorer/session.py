@@ -279,7 +279,7 @@ class Explorer:
             encoder=torch.stack([a[0] for a in attention.encoder]).float().cpu(),
             decoder_self=torch.stack([a[0] for a in attention.decoder_self]).float().cpu(),
             cross=torch.stack([a[0] for a in attention.cross]).float().cpu(),
-            predictions=tuple(checkpoint.tokenizer.target_piece(int(i)) for i in out.logits[0].argmax(dim=-1)),
+            predictions=tuple(checkpoint.tokenizer.target_piece(i) for i in out.logits[0].argmax(dim=-1).tolist()),
         )
 
     def translate_to_end(self, **changes) -> tuple[str, tuple[Candidate, ...]]:

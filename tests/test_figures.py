@@ -196,7 +196,7 @@ def test_figures_bring_their_tensors_and_masks_to_the_cpu_before_numpy_reads_the
     assert figures.thumbnail_png(weights[1], masked=masked).startswith(b"\x89PNG")
     bars = figures.TensorPanel("scores", weights[0, 0], kind="bars", x_labels=SOURCE, masked=masked[0])
     page = figures.tensor_panels_html([bars, figures.TensorPanel("weights", weights[1])])
-    assert page.count("−∞ (masked)") == 5
+    assert page.count("−∞ (masked)") == 5 and page.count('data-value="-inf"') == 5
     assert figures.positional_heatmap(weights[0]).data[0].z.shape == (5, 6)
 
 

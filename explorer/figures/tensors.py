@@ -115,9 +115,10 @@ def _bars_html(panel: TensorPanel) -> str:
         height = 0.0 if off else abs(value) / span * 100
         kind = ("up" if off or value >= 0 else "down") + (" masked" if off else "")
         tip = _("{label}: {value} (masked)").format(label=name, value=text) if off else f"{name}: {text}"
+        exact = "-inf" if off else repr(value)
         bars.append(
             f'<div class="bar {kind}" title="{tip}" data-label="{name}" '
-            f'data-value="{"-inf" if off else value!r}"><div class="bar-area" style="--zero: {top / span * 100:.1f}%">'
+            f'data-value="{exact}"><div class="bar-area" style="--zero: {top / span * 100:.1f}%">'
             f'<div class="bar-fill" style="height: {height:.1f}%"></div></div><span class="bar-value">{text}</span>'
             f'<span class="bar-label">{name}</span></div>'
         )
