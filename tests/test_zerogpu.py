@@ -130,6 +130,14 @@ def test_a_run_streams_and_ends_on_zerogpu_as_without_it(pages):
     assert {name for name, _seconds in zerogpu.calls} >= {"started_run", "steps_taken", "ended_run"}
 
 
+def test_a_run_at_the_end_of_the_translation_sends_only_the_end(pages):
+    """Nothing to run: no "Running…" flashes, on either page."""
+    for page in pages:
+        explorer = list(handler(page, "run")(None, *values()))[-1][page.explorer]
+        again = list(handler(page, "run")(explorer, *values()))
+        assert len(again) == 1 and again[0][page.explorer].state == explorer.state
+
+
 def test_stop_reaches_a_run_on_zerogpu_and_the_page_ends_where_the_run_halted(pages):
     _plain, apart = pages
     explorer = handler(apart, "apply")(None, *values())[apart.explorer]

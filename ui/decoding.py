@@ -254,14 +254,14 @@ class DecodingPanel(Panel):
         Stop thus reaches the decoding: a generator put whole on the GPU would decode on in the worker."""
         page = self.page
         language = Settings.from_values(values)["language"]
-        explorer, light, failed = self.run_started(explorer, *values)
+        explorer, light, at_end, failed = self.run_started(explorer, *values)
         if failed is not None:
             yield self.run_failed(explorer, failed, language)
             return
         with one_at_a_time(explorer, language):
             ticket = RUNS.start(explorer)
             running = _("Running…")
-        started, message, sent, at_end = time.monotonic(), "", 0.0, False
+        started, message, sent = time.monotonic(), "", 0.0
         while ticket is not None:
             with one_at_a_time(explorer):  # per chunk, never across a yield: a Run not resumed holds no lock
                 if not RUNS.may_step(explorer, ticket):  # Stop, or a newer Run
@@ -292,16 +292,17 @@ class DecodingPanel(Panel):
                 RUNS.end(explorer, ticket)
         yield self.run_ended(explorer, message, light)
 
-    def started_run(self, explorer, *values) -> tuple[Explorer | None, bool, str | None]:
+    def started_run(self, explorer, *values) -> tuple[Explorer | None, bool, bool, str | None]:
         """A Run's start (on the GPU): the user's explorer with the page's settings, whether they left it as it
-        was (then the Run's end redraws no control), and the error, if they cannot be applied."""
+        was (then the Run's end redraws no control), whether it is at its end already, and the error, if the
+        settings cannot be applied."""
         try:
             with one_at_a_time(explorer, Settings.from_values(values)["language"]):
                 before = explorer.state if isinstance(explorer, Explorer) else None
                 explorer, _note = self.page.explorer_with(explorer, values)
-                return explorer, explorer.state == before, None
+                return explorer, explorer.state == before, explorer.at_end, None
         except ExplorerError as error:
-            return explorer, False, str(error)
+            return explorer, False, True, str(error)
 
     @staticmethod
     def steps_taken(explorer: Explorer, seconds: float) -> tuple[Explorer, bool, str, str | None]:
