@@ -14,7 +14,7 @@ try:
 
     spaces.disable_gradio_auto_wrap()  # the page puts on the GPU the handlers that run a model, and only those
 except ImportError:
-    spaces = None
+    pass
 
 import contextlib
 import ctypes

@@ -89,17 +89,14 @@ class ModelRegistry:
         back names the registry every user shares, not a copy of its models."""
         return registry_numbered, (self.number,)
 
-    def preload(self, names: list[str] | None = None) -> list[str]:
-        """Load `names` now (by default the built-in models and the Hub defaults in the local cache), and return
-        those loaded. On ZeroGPU the models must be on the GPU before the app starts: they are then packed once and
-        sent to every worker (`app.py`)."""
+    def preload(self, names: list[str] | None = None) -> None:
+        """Load `names` now (by default the built-in models and the Hub defaults in the local cache). On ZeroGPU the
+        models must be on the GPU before the app starts: they are then packed once and sent to every worker
+        (`app.py`)."""
         wanted = names if names is not None else self.builtin + [hub for hub, _builtin in DEFAULTS.values()]
-        loaded = []
         for name in wanted:
             if name in self.builtin or in_hub_cache(name, self.hub_cache):
                 self.get(name)
-                loaded.append(name)
-        return loaded
 
     def get(self, name: str) -> Checkpoint:
         """The model called `name` (a built-in, or a Hub repo id such as Helsinki-NLP/opus-mt-en-de)."""

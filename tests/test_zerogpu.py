@@ -13,7 +13,7 @@ import pytest
 import torch
 from gradio.blocks import Block
 
-from explorer import Explorer, ExplorerState, ModelRegistry
+from explorer import Explorer, ExplorerState, ModelRegistry, recorded
 from explorer.figures.base import Figure
 from explorer.registry import PersonalRegistry
 from tests import zerogpu
@@ -21,7 +21,7 @@ from tests.conftest import CHECKPOINTS, ROOT
 from ui import gradio_patch, runtime
 from ui.page import build_page
 from ui.settings import DEFAULTS, NAMES
-from ui.tabs import TwinsTab
+from ui.tabs import TrainTab, TwinsTab
 
 SOURCE = "three hundred and forty-two"
 
@@ -183,7 +183,31 @@ def test_an_explorer_crosses_to_a_worker_and_back_whole(registry):
     explorer.adopt(copy)
     assert explorer.state == copy.state and explorer.lock is not copy.lock
     personal = PersonalRegistry(registry)
-    assert pickle.loads(pickle.dumps(personal)).shared is registry
+    name = personal.add(recorded_snapshot(registry))
+    mine = Explorer(personal, ExplorerState(model=name, source=SOURCE))
+    copy = pickle.loads(pickle.dumps(mine))  # the user's own model goes whole: it lives nowhere else
+    assert copy.registry.shared is registry and copy.registry is not personal
+    assert (
+        copy.decoding.output_ids == mine.decoding.output_ids
+        and copy.snapshot().predictions == mine.snapshot().predictions
+    )
+
+
+def recorded_snapshot(registry):
+    """An early snapshot of numbers-de's recorded training, as the Train tab's "Explore it" makes one of the user's
+    models."""
+    run = recorded.recorded_run(registry, "numbers-de")
+    return recorded.snapshot_model(registry, run, next(snapshot.step for snapshot in run.snapshots if snapshot.weights))
+
+
+def test_a_trained_model_is_explored_on_zerogpu_as_without_it(pages):
+    """The Train tab takes the model from its run in the page's process; exploring it runs on the GPU."""
+    trains = {page: next(panel for panel in page.panels if isinstance(panel, TrainTab)) for page in pages}
+    own = recorded_snapshot(pages[0].registry)
+    answer = both(pages, lambda page: trains[page].explored_on_gpu(None, own, "en"))
+    assert zerogpu.calls == [("explored", runtime.LONG_GPU_S)]
+    explorer = answer[pages[1].explorer]
+    assert explorer.state.model == own.description.label and explorer._decoding is None
 
 
 def test_with_spaces_installed_every_model_handler_asks_for_the_gpu_with_a_duration(monkeypatch, registry):

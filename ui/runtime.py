@@ -38,25 +38,18 @@ QUICK_GPU_S = 15
 LONG_GPU_S = 60
 
 
-def zero_gpu() -> bool:
-    """Whether the app runs on a Hugging Face ZeroGPU Space: `spaces` sets `SPACES_ZERO_GPU` there."""
-    try:
-        from spaces.config import Config  # type: ignore[import-not-found]
-    except ImportError:
-        return False
-    return Config.zero_gpu
-
-
 # What puts a handler on the GPU: `spaces.GPU` where the `spaces` package is installed (outside a ZeroGPU Space it
-# returns the handler itself), else nothing. Tests put `tests.zerogpu`'s worker here, a stand-in for ZeroGPU's.
+# returns the handler itself), else nothing; and whether a handler runs apart from the page's process, on copies of
+# its arguments: on a ZeroGPU Space, which sets `SPACES_ZERO_GPU` (`uses_gpu`). Tests put `tests.zerogpu`'s worker
+# here, a stand-in for ZeroGPU's.
 try:
     import spaces  # type: ignore[import-not-found]
+    from spaces.config import Config  # type: ignore[import-not-found]
 
     GPU: Callable[..., Callable] | None = spaces.GPU
+    APART = Config.zero_gpu
 except ImportError:
-    GPU = None
-# Whether a handler runs apart from the page's process, on copies of its arguments, as on ZeroGPU (`uses_gpu`).
-APART = zero_gpu()
+    GPU, APART = None, False
 # A Run's steps are taken in chunks of this many seconds, each chunk a call on the GPU (`ui.decoding`): on ZeroGPU
 # each call has its cost (the GPU is asked for, the worker woken), so a chunk holds many tokens; elsewhere one token.
 RUN_CHUNK_S = float(os.environ.get("EXPLORER_RUN_CHUNK_S", 0.5 if APART else 0))
