@@ -102,15 +102,37 @@ class App:
         Path(self.log.name).unlink(missing_ok=True)
 
 
+# Every view, in the order of the teacher's guide (docs/teachers-guide.md), by its English title.
+VIEWS = (
+    "Attention",
+    "Inside a step",
+    "Walkthrough",
+    "Masks and heads",
+    "Positions",
+    "Trained vs untrained",
+    "Beam search",
+    "Train",
+)
+# The views that are sections of a tab (`ui.tabs.experiments`): their tab, and the section's element.
+SECTIONS = {
+    "Masks and heads": ("Experiments", "#masks-section"),
+    "Positions": ("Experiments", "#positions-section"),
+    "Trained vs untrained": ("Experiments", "#twins-section"),
+}
+
+
 def open_tab(page, name: str) -> None:
-    """Open the view `name`: from the tab bar, or from its menu ("More tabs") where the views' column is too narrow
-    for it."""
-    tab = page.get_by_role("tab", name=name, exact=True)
-    if tab.is_visible():
-        tab.click()
-    else:
-        page.locator("#views button[aria-label='More tabs']").click()
-        page.locator("#views .overflow-dropdown").get_by_text(name, exact=True).click()
+    """Open the view `name`, given by its English title whatever the page's language: click its tab in the tab bar
+    (every tab is in sight: they wrap rather than hide in a menu), and for a section of a tab, bring it into view."""
+    from explorer.i18n import _, speaking
+
+    tab, section = SECTIONS.get(name, (name, None))
+    language = page.evaluate("() => document.documentElement.lang || 'en'").split("-")[0]
+    with speaking(language if language == "zh" else "en"):
+        title = _(tab)
+    page.get_by_role("tab", name=title, exact=True).click()
+    if section:
+        page.locator(section).scroll_into_view_if_needed()
 
 
 def model_option(page, name: str):

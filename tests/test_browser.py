@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.real_app import CHROMIUM, CHROMIUM_ARGS, App, model_option, open_tab, shown_model
+from benchmarks.real_app import CHROMIUM, CHROMIUM_ARGS, VIEWS, App, model_option, open_tab, shown_model
 from explorer import ExplorerState
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -236,7 +236,6 @@ def test_a_shared_link_restores_the_view(page, app_url):
     step(page)
     open_tab(page, "Positions")
     page.wait_for_timeout(300)  # the state notes the open tab
-    open_tab(page, "Share")
     link = page.locator("#share-link a").get_attribute("href")
     assert link.startswith("?state=")
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
@@ -261,7 +260,7 @@ def test_a_shared_link_restores_the_view(page, app_url):
     )
     other.wait_for_function("() => document.querySelector('#model-select input').value.startsWith('numbers-de ·')")
     assert shown_model(other) == "numbers-de"
-    assert other.get_by_role("tab", name="Positions").get_attribute("aria-selected") == "true"
+    assert other.get_by_role("tab", name="Experiments").get_attribute("aria-selected") == "true"
     other.wait_for_selector("#pe-plot .js-plotly-plot")
     shot(other, "restored-link")
     other.close()
@@ -501,8 +500,7 @@ def test_the_presentation_layout_holds_a_step_on_one_1024x768_screen(browser, ap
     assert small.evaluate(size) >= 19 > normal_size
     assert not small.locator("#strategy").is_visible()  # the decoding settings are folded away
     shot(small, "presentation-1024")
-    small.locator("#views button[aria-label='More tabs']").click()  # the tabs that do not fit are in a menu
-    small.locator("#views .overflow-dropdown").get_by_text("Share", exact=True).click()
+    assert small.locator("#copy-link").is_visible()  # the teacher can hand out the link in this layout too
     link = small.locator("#share-link a").get_attribute("href")
     small.goto(app_url + link)
     small.wait_for_function("() => document.body.classList.contains('presentation')")
@@ -555,7 +553,6 @@ def test_markup_typed_by_a_user_is_shown_as_text_and_never_runs(page):
     open_tab(page, "Beam search")
     page.wait_for_selector("#beam-plot .js-plotly-plot")
     page.locator("#beam-plot .js-plotly-plot").hover()  # hover text too
-    open_tab(page, "Share")
     page.wait_for_selector("#share-link a")
     open_tab(page, "Attention")
     # the source pieces label the x axis
@@ -959,36 +956,133 @@ def english_left(tab) -> list[str]:
 def test_the_chinese_page_shows_no_english_text_through_a_whole_step(browser, app_url):
     """Issue 25: `?lang=zh`, a few Steps of the Chinese model, then every view: no English label, caption, message,
     figure title or walkthrough text is left (a string the code shows unmarked, or marked and not translated)."""
-    from explorer.i18n import _, speaking
-
     tab = opened(browser, app_url + "?lang=zh")
     tab.wait_for_function("() => document.querySelector('#step-btn').innerText === '下一步'")
     assert re.search("[\u4e00-\u9fff]", tab.locator("#source-text textarea").input_value())  # the Chinese model
     for _step in range(3):
         step(tab)
     left = {"first view": english_left(tab)}
-    with speaking("zh"):
-        views = [_(name) for name in ("Attention", "Inside a step", "Walkthrough", "Masks and heads", "Positions")]
-        menu = [_(name) for name in ("Train", "Trained vs untrained", "Beam search", "Share")]
-    for view in views:
+    for view in VIEWS:  # one page: picking tabs one after another loses none (issue 35)
         open_tab(tab, view)
         tab.wait_for_timeout(1_000)  # drawn as it opens
         left[view] = english_left(tab)
-        if view == views[1]:  # Inside a step: the number under the pointer, written in the browser
+        if view == "Inside a step":  # the number under the pointer, written in the browser
             tab.locator("#inside-plot img[data-values]").first.hover()
             tip = tab.locator("#inside-plot .tensor-tip").inner_text()
             assert re.search(r"第 \d+ 维: ", tip), tip
     shot(tab, "chinese-views")
     tab.close()
-    for view in menu:  # each from a page of its own: after a few tabs picked from its menu, gradio's tab bar
-        tab = opened(browser, app_url + "?lang=zh")  # loses its menu button
-        tab.wait_for_function("() => document.querySelector('#step-btn').innerText === '下一步'")
-        open_tab(tab, view)
-        tab.wait_for_timeout(1_000)
-        left[view] = english_left(tab)
-        tab.close()
     english = [f"{view}: …{words}…" for view, found in left.items() for words in found]
     assert english == [], "\n".join(english)
+
+
+# The tab bar as a user sees it: each tab's title, whether it is the chosen one, and the row it is on.
+TAB_BAR = """() => [...document.querySelectorAll('#views .tab-container:not(.visually-hidden) [role=tab]')]
+    .filter(tab => tab.offsetParent).map(tab => [tab.innerText, tab.getAttribute('aria-selected') === 'true',
+                                                 Math.round(tab.getBoundingClientRect().top)])"""
+
+
+def the_tab_bar_shows(tab, chosen: str, language: str) -> None:
+    """The six tabs, each once, on one row, with nothing in a menu, and `chosen` (an English title) chosen."""
+    from explorer.i18n import _, speaking
+
+    with speaking(language):
+        titles = [_(name) for name in TAB_TITLES]
+        chosen = _(chosen)
+    tab.wait_for_function(f"chosen => ({TAB_BAR})().some(([title, on]) => on && title === chosen)", arg=chosen)
+    bar = tab.evaluate(TAB_BAR)
+    assert [title for title, _on, _top in bar] == titles, bar  # each once, in order: none lost, none twice
+    assert [title for title, on, _top in bar if on] == [chosen], bar
+    assert len({top for *_, top in bar}) == 1, bar  # one row
+    assert tab.locator("#views button[aria-label='More tabs']:visible").count() == 0  # and no menu
+
+
+TAB_TITLES = ("Attention", "Inside a step", "Walkthrough", "Experiments", "Beam search", "Train")
+HOLDING = {"Masks and heads": "Experiments", "Positions": "Experiments", "Trained vs untrained": "Experiments"}
+
+
+@pytest.mark.parametrize(("language", "presentation"), [("en", True), ("zh", False)])
+def test_the_teachers_guide_from_start_to_end(browser, app_url, language, presentation):
+    """Issue 35: docs/teachers-guide.md followed as written, on the projector's 1024×768, in English (in the
+    presentation layout, as the guide says) and in Chinese: every view one click away whatever was opened before,
+    each tab once in the bar and the chosen one chosen (a tab picked from gradio's menu showed twice, and Share
+    vanished); then at 1400×1000, every tab once more, in the reverse order."""
+    from explorer.i18n import _, speaking
+
+    def said(text: str) -> str:
+        with speaking(language):
+            return _(text)
+
+    def view(name: str) -> None:
+        open_tab(tab, name)
+        the_tab_bar_shows(tab, HOLDING.get(name, name), language)
+
+    tab = opened(browser, app_url + f"?lang={language}", 1024, 768)
+    tab.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    tab.wait_for_function("s => document.querySelector('#step-btn').innerText === s", arg=said("Step"))
+    the_tab_bar_shows(tab, "Attention", language)
+    # Before the class: the projector's layout, the sentence, Reset, then Copy link
+    if presentation:
+        tab.locator("#presentation input").check()
+        tab.wait_for_function("() => document.body.classList.contains('presentation')")
+    tab.locator("#reset-btn").click()
+    tab.locator("#copy-link").click()
+    tab.wait_for_function("s => document.querySelector('#copy-link').innerText === s", arg=said("Link copied"))
+    assert "?state=" in tab.evaluate("() => navigator.clipboard.readText()")
+    # 0–12 min: the pieces; Step, the candidates, Back, then Run to the end
+    assert "</s>" in tab.locator("#source-pieces").inner_text()
+    first = step(tab)
+    tab.wait_for_selector("#candidates-plot .js-plotly-plot")
+    tab.locator("#back-btn").click()
+    wait_for_output_change(tab, first)
+    tab.locator("#run-btn").click()
+    done = said("The translation is finished")
+    tab.wait_for_function("t => document.querySelector('#candidates-plot').innerText.includes(t)", arg=done)
+    # 12–20: Attention, cross-attention as alignment lines, then one family again
+    view("Attention")
+    tab.locator("#attention-view").get_by_text(said("alignment lines"), exact=True).click()
+    tab.locator("#attention-view").get_by_text(said("one family"), exact=True).click()
+    # 20–28: Inside a step, then the Walkthrough, whose buttons open a stage in Inside a step
+    view("Inside a step")
+    tab.wait_for_selector("#inside-plot .tensor")
+    view("Walkthrough")
+    tab.locator("#walkthrough-scores-link").click()
+    the_tab_bar_shows(tab, "Inside a step", language)
+    # 28–33: Masks and heads: the causal mask off and on again; a head silenced and compared, then heard again
+    view("Masks and heads")
+    forced = tab.locator("#teacher-forced").inner_text()
+    tab.locator("#causal-mask input").uncheck()
+    tab.wait_for_function("t => document.querySelector('#teacher-forced').innerText !== t", arg=forced)
+    tab.locator("#causal-mask input").check()
+    tab.locator("#silenced-heads label").first.click()
+    tab.locator("#compare-btn").click()
+    tab.wait_for_selector("#compare-plot .js-plotly-plot")
+    tab.locator("#silenced-heads label").first.click()
+    # 33–37: Positions, and the source words shuffled
+    view("Positions")
+    tab.wait_for_selector("#pe-plot .js-plotly-plot")
+    tab.locator("#shuffle-btn").click()
+    tab.wait_for_function("() => document.querySelector('#shuffle-text').innerText.trim() !== ''")
+    # 37–40: Trained vs untrained
+    view("Trained vs untrained")
+    tab.locator("#twin-btn").click()
+    tab.wait_for_selector("#untrained-plot .js-plotly-plot")
+    # 40–43: Beam search: the strategy (folded away on the projector) set to beam, and the tree
+    view("Beam search")
+    if presentation:
+        tab.locator("#decoding-settings").get_by_text(said("Decoding settings")).click()
+    tab.locator("#strategy").get_by_text(said("beam"), exact=True).click()
+    tab.locator("#step-btn").click()
+    tab.wait_for_selector("#beam-plot .js-plotly-plot")
+    # 43–45: Share (Copy link, in sight on every view), and the Train tab as homework
+    assert tab.locator("#copy-link").is_visible()
+    view("Train")
+    tab.wait_for_selector("#train-start")
+    shot(tab, f"guide-{language}-1024")
+    tab.set_viewport_size({"width": 1400, "height": 1000})
+    for name in reversed(TAB_TITLES):
+        view(name)
+    tab.close()
 
 
 DIAGRAM_LABEL_AT = """text => {  // the middle of the first label of the diagram that reads `text` (its lines joined)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.real_app import CHROMIUM, CHROMIUM_ARGS, App, open_tab
+from benchmarks.real_app import CHROMIUM, CHROMIUM_ARGS, App
 
 if not Path(CHROMIUM).exists():
     pytest.skip("Debian's chromium is not installed (.ci/run installs it)", allow_module_level=True)
@@ -68,7 +68,6 @@ def test_a_share_link_made_on_one_process_opens_the_same_view_on_another(two_app
                                ".startsWith('encoder')")  # fmt: skip
         page.wait_for_timeout(500)  # the last answer settles (the link follows every action)
         made = page.evaluate(VIEW_JS)
-        open_tab(page, "Share")  # the link (the tab it opens is the one before: Attention)
         link = page.locator("#share-link a").first.get_attribute("href")
         assert link.startswith("?state=")
 

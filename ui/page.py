@@ -59,14 +59,31 @@ class Page:
         self.tabs: gr.Tabs  # the views, one tab each
         self.tab_by_key: dict[str, gr.Tab] = {}
         self.tab_titles: dict[str, str | I18nData] = {}
+        self.section_tab: dict[str, str] = {}  # the tab of each section (`section`), by the section's key
+        self._building_tab = ""  # the tab whose components are being made
 
     def tab(self, label: str | I18nData, key: str) -> gr.Tab:
-        """A tab of the views (use it as `with page.tab(T("Positions"), "positions"):`), known by `key` to the
+        """A tab of the views (use it as `with page.tab(T("Attention"), "attention"):`), known by `key` to the
         state (`ExplorerState.tab`), whose figures fill their width whenever it is opened."""
         opened = self.tab_by_key[key] = gr.Tab(label, id=key)
         self.tab_titles[key] = label
+        self._building_tab = key
         opened.select(None, None, None, js=FIT_PLOTS_JS, api_visibility="private")
         return opened
+
+    def section(self, label: str | I18nData, key: str) -> gr.Accordion:
+        """A section of the tab being built (use it as `with page.section(T("Positions"), "positions"):`): a view
+        that shares its tab with others, open, under its own title. A link that names `key` (one made when the
+        section was a tab of its own) opens its tab (`tab_holding`)."""
+        self.section_tab[key] = self._building_tab
+        return gr.Accordion(label, open=True, elem_id=f"{key}-section", elem_classes="view-section")
+
+    def tab_holding(self, key: str) -> str:
+        """The tab that shows the view `key`: the tab itself, the tab of a section, else the Attention tab (a link
+        may name a view that no longer exists)."""
+        if key in self.tab_by_key:
+            return key
+        return self.section_tab.get(key, "attention")
 
     def default_for(self, language: str) -> tuple[str, str]:
         """The model a first view in `language` opens on, and a note in that language when it is not the preferred
@@ -89,8 +106,8 @@ class Page:
         return event.then(retitled, None, list(self.tab_by_key.values()), queue=False, api_visibility="private")
 
     def selected_tab(self, key: str) -> gr.Tabs:
-        """The views with the tab `key` open (the Attention tab, when there is no such tab)."""
-        return gr.Tabs(selected=key if key in self.tab_by_key else "attention")
+        """The views with the tab that shows `key` open (`tab_holding`)."""
+        return gr.Tabs(selected=self.tab_holding(key))
 
     def setting(self, name: str, component: Component) -> Component:
         """Register `component` as the control of the setting `name` (a field of `ExplorerState`, `NAMES`)."""
@@ -285,9 +302,14 @@ def build_page(registry: ModelRegistry, pool: TrainingPool | None = None) -> Pag
     # Files handed out (a trained model's Download) are deleted after an hour.
     with Blocks(title="Transformer Explorer", delete_cache=(1800, 3600)) as demo:
         page = Page(registry, demo, pool if pool is not None else TrainingPool())
-        page.panels = [Header(page), SentencePanel(page), DecodingPanel(page)]
-        with gr.Tabs(elem_id="views") as page.tabs:
-            page.panels += [tab(page) for tab in TABS]
+        header = Header(page)
+        page.panels = [header, SentencePanel(page), DecodingPanel(page)]
+        # Every view one click away: the tabs that do not fit the views' width go on a second row, not into a
+        # menu. The tabs hold nothing but tabs: gradio numbers a tab by its place among them (`test_page`).
+        with gr.Tabs(elem_id="views", overflow_behavior="wrap") as page.tabs:
+            for tab in TABS:
+                page.panels += tab(page)
+        page.panels.append(header.share)  # last, as when it was a tab: it opens a shared link once the rest is wired
         for panel in page.panels:
             panel.wire()
         page.wire_tabs()

@@ -61,7 +61,8 @@ class PageAccess(Protocol):
     registry: ModelRegistry
     pool: TrainingPool  # the Train tab's runs, trained by worker processes shared by every user
     explorer: gr.State  # the user's `Explorer`
-    tabs: gr.Tabs  # the snapshot, one tab each
+    tabs: gr.Tabs  # the views, one tab each
+    tab_by_key: dict[str, gr.Tab]  # the tabs, by key (`ExplorerState.tab`)
     status: gr.Markdown  # the message line (made by the decoding panel, `message_line`)
     default_model: str  # the model the page opens on
 
@@ -81,6 +82,10 @@ class PageAccess(Protocol):
     def message_line(self) -> gr.Markdown: ...
 
     def tab(self, label: str | I18nData, key: str) -> gr.Tab: ...
+
+    def section(self, label: str | I18nData, key: str) -> gr.Accordion: ...  # a view in the tab being built
+
+    def tab_holding(self, key: str) -> str: ...  # the tab that shows the view `key`
 
     def default_for(self, language: str) -> tuple[str, str]: ...  # a first view's model, and why if not the best
 

@@ -15,6 +15,7 @@ from . import i18n
 from .i18n import T
 from .panel import Frame, PageAccess, Panel, Updates
 from .settings import DEFAULTS
+from .share import SharePanel
 
 INTRODUCTION = N_(
     "Type a sentence, then **Step** through the translation token by token and look inside: every layer's and "
@@ -38,7 +39,8 @@ class Header(Panel):
             with gr.Column(elem_id="introduction", scale=4):
                 gr.Markdown("# Transformer Explorer")
                 gr.Markdown(T(INTRODUCTION))
-            with gr.Column(scale=0, min_width=220):
+                self.share = SharePanel(page)  # Copy link, and the link
+            with gr.Column(scale=0, min_width=220, elem_id="page-switches"):
                 self.language = page.setting("language", i18n.switch(DEFAULTS["language"]))
                 switch = gr.Checkbox(
                     DEFAULTS["presentation"],

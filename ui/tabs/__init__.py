@@ -1,20 +1,38 @@
 """The tabs of the views, one module each, in the order of the tab bar (`TABS`).
 
-Where the views' column is too narrow for all of them (beside the controls, the views have 60% of the page: five
-tabs at 1400 px, three at 1024), the last ones are in its menu ("More tabs"); the walkthrough stays in sight.
+Each entry of `TABS` builds its tab and answers with the panels it made: one for a tab that is one view, several
+for the Experiments tab, whose views are its sections (`PageAccess.section`). Six tabs fit one row beside the
+controls at 1024 px as at 1400 px; where they do not (a phone), they wrap onto a second row: every view stays one
+click away.
 """
 
+from collections.abc import Callable
+
+from ..panel import PageAccess, Panel
 from .attention import AttentionTab
 from .beam import BeamTab
+from .experiments import experiments
 from .inside import InsideTab
 from .masks import MasksTab
 from .positions import PositionsTab
-from .share import ShareTab
 from .train import TrainTab
 from .twins import TwinsTab
 from .walkthrough import WalkthroughTab
 
-TABS = (AttentionTab, InsideTab, WalkthroughTab, MasksTab, PositionsTab, TrainTab, TwinsTab, BeamTab, ShareTab)
+
+def alone(panel: type[Panel]) -> Callable[[PageAccess], list[Panel]]:
+    """A tab that is one view: its panel's own."""
+    return lambda page: [panel(page)]
+
+
+TABS: tuple[Callable[[PageAccess], list[Panel]], ...] = (
+    alone(AttentionTab),
+    alone(InsideTab),
+    alone(WalkthroughTab),
+    experiments,
+    alone(BeamTab),
+    alone(TrainTab),
+)
 
 __all__ = [
     "TABS",
@@ -23,7 +41,6 @@ __all__ = [
     "InsideTab",
     "MasksTab",
     "PositionsTab",
-    "ShareTab",
     "TrainTab",
     "TwinsTab",
     "WalkthroughTab",

@@ -20,11 +20,11 @@ COMPARE_HINT = N_(
 
 
 class MasksTab(Panel):
-    tab = "masks"
+    tab = "experiments"  # a section of the Experiments tab (`ui.tabs.experiments`)
 
     def __init__(self, page: PageAccess):
         super().__init__(page)
-        with page.tab(T("Masks and heads"), self.tab):
+        with page.section(T("Masks and heads"), "masks"):
             with gr.Row():
                 causal = gr.Checkbox(
                     DEFAULTS["causal_mask"], label=T("Causal mask (decoder sees only the past)"), elem_id="causal-mask"

@@ -15,11 +15,11 @@ from ..settings import DEFAULTS
 
 
 class PositionsTab(Panel):
-    tab = "positions"
+    tab = "experiments"  # a section of the Experiments tab (`ui.tabs.experiments`)
 
     def __init__(self, page: PageAccess):
         super().__init__(page)
-        with page.tab(T("Positions"), self.tab):
+        with page.section(T("Positions"), "positions"):
             with gr.Row():
                 toggle = gr.Checkbox(
                     DEFAULTS["positions"], label=T("Add positional encodings"), elem_id="positions-toggle"
@@ -46,7 +46,7 @@ class PositionsTab(Panel):
                     self.similarity = gr.Plot(show_label=False, elem_id="pe-similarity")
                     gr.Markdown(T(similarity_caption), elem_classes="caption")
             self.shuffle_btn = gr.Button(T("Translate with the source words shuffled"), elem_id="shuffle-btn")
-            self.shuffle_text = gr.Markdown()
+            self.shuffle_text = gr.Markdown(elem_id="shuffle-text")
 
     def wire(self) -> None:
         page = self.page
@@ -58,7 +58,7 @@ class PositionsTab(Panel):
             control.change(draw, inputs, figures, api_visibility="private")
         for typed in (self.dims.submit, self.dims.blur):  # when the numbers are typed, not at every keystroke
             typed(draw, inputs, figures, api_visibility="private")
-        page.on_load(draw, inputs, figures)
+        page.tab_by_key[self.tab].select(draw, inputs, figures, api_visibility="private")  # drawn as it opens
         shuffled = page.view_handler(
             lambda e: {self.shuffle_text: render.shuffled_report(e)},
             lambda error: {self.shuffle_text: escaped(error)},

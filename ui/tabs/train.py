@@ -168,8 +168,9 @@ class TrainTab(Panel):
             self.message = gr.Markdown(elem_id="train-message", elem_classes="note")
             self.timer = gr.Timer(POLL_S, active=False)
             self.link = page.setting("training", gr.Textbox(visible=False, elem_id="train-link"))  # the link's setup
-        self.run = gr.State(None)  # the user's `TrainingRun`
-        self.drawn = gr.State(None)  # what the page shows of it: (run id, version) and the replay's key
+            # in the tab: gradio numbers the tabs by their place among what the tab bar holds (`ui.page.build_page`)
+            self.run = gr.State(None)  # the user's `TrainingRun`
+            self.drawn = gr.State(None)  # what the page shows of it: (run id, version) and the replay's key
 
     @staticmethod
     def build_replays(page: PageAccess) -> dict[str, gr.Button]:

@@ -19,11 +19,11 @@ HINT = N_(
 
 
 class TwinsTab(Panel):
-    tab = "twins"
+    tab = "experiments"  # a section of the Experiments tab (`ui.tabs.experiments`)
 
     def __init__(self, page: PageAccess):
         super().__init__(page)
-        with page.tab(T("Trained vs untrained"), self.tab):
+        with page.section(T("Trained vs untrained"), "twins"):
             self.button = gr.Button(T("Show the same view for the untrained twin"), elem_id="twin-btn")
             self.text = gr.Markdown(T(HINT), elem_id="twin-text")
             # one above the other, each at full width; hidden until the button draws them

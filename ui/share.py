@@ -1,4 +1,5 @@
-"""The Share tab: a link to the exact view on the page, and opening such a link (`?state=…`) when the page loads."""
+"""Sharing a view: the **Copy link** button in the header, with the link it copies beside it, and opening such a
+link (`?state=…`) when the page loads. Sharing is an action, not a view: it has no tab."""
 
 from __future__ import annotations
 
@@ -8,23 +9,17 @@ from explorer import Explorer, ExplorerError, ExplorerState
 from explorer.i18n import DEFAULT as DEFAULT_LANGUAGE
 from explorer.i18n import LANGUAGES, N_, _, language_of, speaking
 
-from ..i18n import SET_LOCALE_JS, T, with_browser_words
-from ..panel import Frame, PageAccess, Panel, Updates, escaped
-from ..runtime import LONG_GPU_S, one_at_a_time, uses_gpu
-from ..settings import NAMES, control_values
+from .i18n import SET_LOCALE_JS, T, with_browser_words
+from .panel import Frame, PageAccess, Panel, Updates, escaped
+from .runtime import LONG_GPU_S, one_at_a_time, uses_gpu
+from .settings import NAMES, control_values
 
 
 def share_markdown(state: ExplorerState) -> str:
     """A link to this exact view (model, sentence, step, strategy, masks, silenced heads, the open tab, the
     language: also as `lang=`, which the browser reads before the page starts)."""
-    token = state.to_link()
     language = "" if state.language == DEFAULT_LANGUAGE else f"&lang={state.language}"
-    opened = _(
-        "[Open this exact view]({link}) — or press **Copy link** to hand it to someone. It opens on the same "
-        "sentence, step, settings and tab."
-    ).format(link=f"?state={token}{language}")
-    said = _("The state token (add `?state=` and it to the page address): `{token}`").format(token=token)
-    return f"{opened}\n\n{said}"
+    return _("[Link to this view]({link})").format(link=f"?state={state.to_link()}{language}")
 
 
 # What the copy button says, in the page's language (`copy_js`).
@@ -32,7 +27,7 @@ COPY_WORDS = {
     "copy": N_("Copy link"),
     "copied": N_("Link copied"),
     "none": N_("No link yet"),
-    "by_hand": N_("Copy the link above by hand"),
+    "by_hand": N_("Copy the link by hand"),
 }
 
 # The link as a full address, on the clipboard; the button says it worked ("Link copied") or why not. The clipboard
@@ -68,16 +63,14 @@ def copy_js() -> str:
     return with_browser_words(COPY_JS, COPY_WORDS)
 
 
-class ShareTab(Panel):
-    tab = "share"
-    refresh_hidden = True  # the link is always current
-    remembered = False  # the link opens the view the user was looking at before coming here
+class SharePanel(Panel):
+    """Made in the header, under the introduction (`ui.presentation.Header`)."""
 
     def __init__(self, page: PageAccess):
         super().__init__(page)
-        with page.tab(T("Share"), self.tab):
-            self.copy = gr.Button(T("Copy link"), elem_id="copy-link", size="sm")
-            self.link = gr.Markdown(elem_id="share-link")
+        with gr.Row(elem_id="share"):
+            self.copy = gr.Button(T("Copy link"), elem_id="copy-link", size="sm", scale=0, min_width=110)
+            self.link = gr.Markdown(elem_id="share-link")  # always current: it is drawn at every action
         self.opened_with = gr.State({})  # the `state` and `lang` of the page's address, the browser's language
         self.outputs = [self.link]
 
@@ -123,6 +116,7 @@ class ShareTab(Panel):
         try:
             with speaking(language):
                 state = ExplorerState.from_link(token)
+            state = state.replace(tab=page.tab_holding(state.tab))  # a view that became a section opens its tab
             with speaking(asked or state.language):
                 explorer = Explorer(page.registry, state.replace(language=asked) if asked else state)
         except ExplorerError as error:
