@@ -420,6 +420,26 @@ def comparison(explorer: Explorer) -> tuple[figures.Figure, str]:
     return figure, report
 
 
+# What is switched off, named as the page names it (`switched_off`).
+SWITCHED_OFF_PARTS = {
+    "causal_mask": N_("the causal mask"),
+    "padding_mask": N_("the padding mask"),
+    "positions": N_("the positional encodings"),
+}
+
+
+def switched_off(state: ExplorerState) -> str:
+    """What the user switched off, in a sentence that says every view shows the model without it; "" when the model is
+    whole. The page shows it beside the output, whichever view is open: a translation made with a head silenced looks
+    like any other."""
+    parts = [_(name) for field, name in SWITCHED_OFF_PARTS.items() if not getattr(state, field)]
+    if state.silenced:
+        parts.append(heads_silenced(len(state.silenced)))
+    if not parts:
+        return ""
+    return _("**Switched off:** {parts}. Every view shows the model without them.").format(parts=_(", ").join(parts))
+
+
 def heads_silenced(n: int) -> str:
     """How many heads are silenced, in words: "1 head silenced", "3 heads silenced"."""
     return ngettext("{n} head silenced", "{n} heads silenced", n).format(n=n)

@@ -79,6 +79,9 @@ class Explorer:
         self.state = state
         self._decoding: Decoding | None = None
         self._snapshot: tuple[ExplorerState, StepSnapshot] | None = None  # the last snapshot, after the state it shows
+        # The comparisons the user asked for (by the page's name, such as "twins"): from then on they follow every
+        # step, rather than stay drawn for a step that is gone. Not part of the state: a link opens none of them.
+        self.following: set[str] = set()
         # For callers that share an explorer between threads (the app: one per user). Re-entrant: on ZeroGPU the page
         # holds it around a handler that takes it again (`ui.runtime.uses_gpu`).
         self.lock = threading.RLock()
@@ -87,10 +90,15 @@ class Explorer:
     # ---- across processes (a ZeroGPU worker) ----------------------------------------------------------------
 
     def __getstate__(self) -> dict:
-        """What a pickled copy holds: the registry (by reference, `ModelRegistry.__reduce__`), the state and the last
-        snapshot (CPU tensors). Not the live decoding, whose key/value cache lives where the model does: the copy
-        replays it from the state when it first needs it (`decoding`). Not the lock."""
-        return {"registry": self.registry, "state": self.state, "_snapshot": self._snapshot}
+        """What a pickled copy holds: the registry (by reference, `ModelRegistry.__reduce__`), the state, the last
+        snapshot (CPU tensors) and the comparisons followed. Not the live decoding, whose key/value cache lives where
+        the model does: the copy replays it from the state when it first needs it (`decoding`). Not the lock."""
+        return {
+            "registry": self.registry,
+            "state": self.state,
+            "_snapshot": self._snapshot,
+            "following": self.following,
+        }
 
     def __setstate__(self, saved: dict) -> None:
         self.__dict__.update(saved)
@@ -171,9 +179,23 @@ class Explorer:
             text=text, n=len(pieces), pieces=" · ".join(pieces)
         )
 
-    def back(self) -> None:
-        if self.decoding.back() is not None:
-            self.state = self.state.replace(choices=self.state.choices[:-1])
+    def back(self) -> str | None:
+        """Undo the last step. When what it takes off shows nothing in the output (the end token, or a piece such as
+        a bare word start "▁"), the answer says what it was: Back never seems to do nothing."""
+        before = list(self.decoding.output_ids)
+        if self.decoding.back() is None:
+            return None
+        self.state = self.state.replace(choices=self.state.choices[:-1])
+        tokenizer, removed = self.checkpoint.tokenizer, before[-1]
+        if removed == self.checkpoint.model.config.eos_id:
+            return _("Back took off the end token {piece}: the translation is not finished any more.").format(
+                piece=tokenizer.target_piece(removed)
+            )
+        if tokenizer.decode_target(before).rstrip() == tokenizer.decode_target(before[:-1]).rstrip():
+            return _("Back took off “{piece}”, a piece that shows nothing in the output by itself.").format(
+                piece=tokenizer.target_piece(removed)
+            )
+        return None
 
     def reset(self) -> None:
         self.state = self.state.replace(choices=())

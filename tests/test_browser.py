@@ -1007,7 +1007,7 @@ def test_the_teachers_guide_from_start_to_end(browser, app_url, language, presen
     presentation layout, as the guide says) and in Chinese: every view one click away whatever was opened before,
     each tab once in the bar and the chosen one chosen (a tab picked from gradio's menu showed twice, and Share
     vanished); then at 1400×1000, every tab once more, in the reverse order."""
-    from explorer.i18n import _, speaking
+    from explorer.i18n import _, ngettext, speaking
 
     def said(text: str) -> str:
         with speaking(language):
@@ -1057,9 +1057,16 @@ def test_the_teachers_guide_from_start_to_end(browser, app_url, language, presen
     tab.locator("#silenced-heads label").first.click()
     tab.locator("#compare-btn").click()
     tab.wait_for_selector("#compare-plot .js-plotly-plot")
-    tab.locator("#silenced-heads label").first.click()
-    # 33–37: Positions, and the source words shuffled
+    # 33–37: Positions, and the source words shuffled; the head is still silenced, and the page says so there too,
+    # with the button that hears it again
     view("Positions")
+    tab.wait_for_selector("#switched-off:visible")
+    with speaking(language):
+        one = ngettext("{n} head silenced", "{n} heads silenced", 1).format(n=1)
+    assert one in tab.locator("#switched-off-text").inner_text()
+    tab.locator("#switch-on").click()
+    tab.wait_for_selector("#switched-off", state="hidden")
+    assert tab.locator("#silenced-heads input:checked").count() == 0
     tab.wait_for_selector("#pe-plot .js-plotly-plot")
     tab.locator("#shuffle-btn").click()
     tab.wait_for_function("() => document.querySelector('#shuffle-text').innerText.trim() !== ''")
@@ -1067,6 +1074,14 @@ def test_the_teachers_guide_from_start_to_end(browser, app_url, language, presen
     view("Trained vs untrained")
     tab.locator("#twin-btn").click()
     tab.wait_for_selector("#untrained-plot .js-plotly-plot")
+    rows = "() => document.querySelector('#untrained-plot .js-plotly-plot').data.at(-1).y.length"
+    n_rows = tab.evaluate(rows)
+    tab.locator("#back-btn").click()  # the end token first: the output shows no change, the message line says it
+    tab.wait_for_function("() => document.querySelector('#status').innerText.includes('</s>')")
+    before = output(tab)
+    tab.locator("#back-btn").click()
+    wait_for_output_change(tab, before)
+    tab.wait_for_function(f"n => ({rows})() < n", arg=n_rows)  # the twins follow the step (they stayed as they were)
     # 40–43: Beam search: the strategy (folded away on the projector) set to beam, and the tree
     view("Beam search")
     if presentation:

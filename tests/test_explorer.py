@@ -249,3 +249,20 @@ def test_a_link_made_before_the_tidy_opens_the_same_view():
         stage_position=2,
     )
     assert ExplorerState.from_link(OLD_LINK) == state and state.to_link() == OLD_LINK
+
+
+def test_back_says_what_it_took_off_when_the_output_shows_no_change(registry):
+    """Issue 35: after a Run to the end, the first Back took off the end token and nothing on the page changed. Back
+    says so when the piece it takes off shows nothing in the output (the end token, a bare word start "▁")."""
+    e = explorer(registry)
+    list(e.run())
+    text = e.snapshot().output_text
+    said = e.back()
+    assert e.snapshot().output_text == text  # the end token shows nothing…
+    assert said == "Back took off the end token </s>: the translation is not finished any more."  # …so it is said
+    assert e.back() is None  # a piece that shows: the output says it
+    tokenizer = e.checkpoint.tokenizer
+    space = tokenizer.target.processor.piece_to_id("▁")
+    assert tokenizer.target_piece(space) == "▁"
+    e.step(force=space)
+    assert e.back() == "Back took off “▁”, a piece that shows nothing in the output by itself."

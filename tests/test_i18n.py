@@ -171,3 +171,29 @@ def test_words_written_in_the_browser_come_in_every_language_and_the_page_picks_
     script = with_browser_words("const words = __WORDS__;", {"step": "Step"})
     assert "__WORDS__" not in script and '"en": {"step": "Step"}' in script and '"zh": {"step": "下一步"}' in script
     assert "document.documentElement.lang" in script and "|| all.en" in script  # the page's language, else English
+
+
+def test_every_text_the_browser_translates_is_one_line_with_no_backslash(registry):
+    """Issue 35: gradio's browser cannot translate a text (`T(…)`) that holds a line break or a backslash: the Train
+    tab's recipe showed its raw key, `i18n{"type": "translation_metadata", …`, and its formula in pieces. Such a text
+    is shown whole by the server, or split: the words translated, a formula apart."""
+    import json
+
+    from ui.page import build_demo
+
+    def keys(value):
+        if isinstance(value, dict):
+            if value.get("__type__") == "translation_metadata":
+                yield value["key"]
+            for inner in value.values():
+                yield from keys(inner)
+        elif isinstance(value, list):
+            for inner in value:
+                yield from keys(inner)
+        elif isinstance(value, str) and value.startswith("__i18n__"):
+            yield json.loads(value.removeprefix("__i18n__"))["key"]
+
+    config = build_demo(registry).get_config_file()
+    found = [key for component in config["components"] for key in keys(component["props"])]
+    assert len(found) > 40  # the labels, buttons and captions of the page
+    assert [key for key in found if "\n" in key or "\\" in key] == []

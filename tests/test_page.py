@@ -9,7 +9,7 @@ from explorer import Explorer, ExplorerState, cache, inside
 from explorer.cache import SharedCache, size_of
 from ui.page import build_page
 from ui.settings import DEFAULTS, NAMES
-from ui.tabs import AttentionTab, InsideTab, WalkthroughTab
+from ui.tabs import AttentionTab, InsideTab, MasksTab, TwinsTab, WalkthroughTab
 from ui.tabs import walkthrough as walkthrough_tab
 
 
@@ -213,3 +213,55 @@ def test_a_link_to_a_view_that_became_a_section_opens_its_tab(page):
     updates = restore({"state": link}, None, *values())
     assert updates[page.tabs].selected == "experiments"
     assert updates[page.explorer].state.tab == "experiments"  # and the link made from it names the tab
+
+
+SILENCED = ["decoder_self · layer 0 · head 0"]
+
+
+@pytest.mark.parametrize("kind", [TwinsTab, MasksTab])
+def test_a_comparison_asked_for_follows_every_step_while_its_tab_is_open(page, kind):
+    """Issue 35: Trained vs untrained (and the silenced heads' comparison) stayed drawn for the step of the button
+    press after Step or Back, and nothing said so. Once asked for, it is drawn again for each new step, as long as
+    its tab is open; before, no step computes it."""
+    panel = panel_of(page, kind)
+    figure = panel.trained if kind is TwinsTab else panel.compare_plot
+    explorer = page.apply(None, *values(silenced=SILENCED, max_output_tokens=8))[page.explorer]
+    page.opened("experiments")(explorer)
+    step = page.action(lambda e: e.step() and None, moves=True)
+    assert figure not in step(
+        explorer, *values(silenced=SILENCED, max_output_tokens=8)
+    )  # nobody asked: nothing computed
+    asked = panel.asked(explorer)
+    rows = len(asked[figure]["value"].data[-1].y) if kind is TwinsTab else None
+    updates = step(explorer, *values(silenced=SILENCED, max_output_tokens=8))
+    assert updates[figure]["visible"] is True
+    if kind is TwinsTab:  # the twins' heatmaps gain the new step's row
+        assert len(updates[figure]["value"].data[-1].y) == rows + 1
+    else:  # the chart of the next token is the new step's
+        assert updates[figure]["value"].layout.title.text != asked[figure]["value"].layout.title.text
+    page.opened("attention")(explorer)
+    assert figure not in step(explorer, *values(silenced=SILENCED, max_output_tokens=8))  # a closed tab is not drawn
+
+
+def test_what_is_switched_off_is_said_whichever_view_is_open_and_one_click_switches_it_back(page):
+    """Issue 35: silenced heads stayed in effect in every view with nothing to say so (a wrong translation looked
+    normal). Beside the output, whichever tab is open: what is off, and a button that switches all of it back on."""
+    from ui.switches import SwitchedOffPanel
+
+    panel = panel_of(page, SwitchedOffPanel)
+    explorer = page.apply(None, *values())[page.explorer]
+    assert page.apply(explorer, *values())[panel.row]["visible"] is False  # nothing off, nothing said
+    off = values(silenced=SILENCED, causal_mask=False, positions=False)
+    updates = page.apply(explorer, *off)
+    assert updates[panel.row]["visible"] is True
+    assert updates[panel.text] == (
+        "**Switched off:** the causal mask, the positional encodings, 1 head silenced. Every view shows the model "
+        "without them."
+    )
+    page.opened("beam")(explorer)  # another view: still said (it is not a panel of a tab)
+    assert page.shown(panel, explorer.state.tab)
+    back = panel.switched_on(explorer, *off)
+    state = back[page.explorer].state
+    assert (state.causal_mask, state.positions, state.padding_mask, state.silenced) == (True, True, True, frozenset())
+    assert back[panel.row]["visible"] is False
+    assert back[page.control("causal_mask")] is True and back[page.control("silenced")]["value"] == []

@@ -18,6 +18,7 @@ from ui.settings import (
     parse_head,
     parse_head_ref,
     silenced_choices,
+    silenced_options,
     with_settings,
 )
 from ui.tabs.positions import chosen_dimensions
@@ -61,7 +62,7 @@ def test_the_controls_values_become_state_fields():
     assert fields["silenced"] == frozenset({("cross", 1, 2)})
     state = ExplorerState(**fields)
     assert state.grid and control_values(state)["head"] == "all heads"
-    assert control_values(state)["silenced"] == ["cross · layer 1 · head 2"]
+    assert control_values(state)["silenced"] == ["cross-attention · layer 1 · head 2"]
 
 
 def test_a_value_that_is_no_number_is_the_explorers_error():
@@ -151,3 +152,25 @@ def test_dimensions_that_cannot_be_shown_are_named_in_a_note():
     )
     dims, note = chosen_dimensions("3, x, y, -1", 256)
     assert dims == [3] and "“x”, “y” are not whole numbers; -1 is not between" in note and note.endswith("Showing 3.")
+
+
+def test_a_silenced_head_checkbox_is_named_in_words_in_each_language_and_read_back_in_any(registry):
+    """Issue 35: the English checkboxes read "decoder_self · layer 0 · head 0" (a name from the code), and the Chinese
+    ones showed that English name when the pointer rested on them (a checkbox's title is its value). The value is the
+    caption in the page's language, read back whatever the language of the page that drew it."""
+    from explorer.i18n import speaking
+
+    explorer = Explorer(registry, ExplorerState("numbers-de", "twenty-one"))
+    for language, first in (
+        ("en", "encoder self-attention · layer 0 · head 0"),
+        ("zh", "编码器自注意力 · 第 0 层 · 头 0"),
+    ):
+        with speaking(language):
+            options = silenced_options(explorer)
+        assert options[0] == (first, first)
+        assert all(label == value and "_" not in label for label, value in options)
+        assert [parse_head_ref(value) for _label, value in options] == [
+            parse_head_ref(c) for c in silenced_choices(explorer)
+        ]
+        with speaking(language):
+            assert control_values(ExplorerState(silenced=frozenset({("encoder", 0, 0)})))["silenced"] == [first]

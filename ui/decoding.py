@@ -19,6 +19,7 @@ from .i18n import T
 from .panel import Frame, PageAccess, Panel, Updates
 from .runtime import QUICK, one_at_a_time, uses_gpu
 from .settings import DEFAULTS, Settings
+from .switches import SwitchedOffPanel
 
 TEXT_EVERY_S = 0.1  # a Run sends its text this often, at most (its first token at once)
 # The strategies as the page names them (`STRATEGIES`: the values it sends).
@@ -133,6 +134,7 @@ class DecodingPanel(Panel):
             self.reset_btn = gr.Button(T("Reset"), elem_id="reset-btn")
             self.stop_btn = gr.Button(T("Stop"), elem_id="stop-btn", variant="stop", min_width=80, scale=0)
         self.status = page.message_line()
+        self.switched_off = SwitchedOffPanel(page)  # what is switched off, whichever view is open
         self.output_text = gr.Textbox(label=T("Output so far"), interactive=False, elem_id="output-text")
         with gr.Row():
             with gr.Column():

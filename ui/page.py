@@ -302,8 +302,10 @@ def build_page(registry: ModelRegistry, pool: TrainingPool | None = None) -> Pag
     # Files handed out (a trained model's Download) are deleted after an hour.
     with Blocks(title="Transformer Explorer", delete_cache=(1800, 3600)) as demo:
         page = Page(registry, demo, pool if pool is not None else TrainingPool())
-        header = Header(page)
-        page.panels = [header, SentencePanel(page), DecodingPanel(page)]
+        header = Header(page)  # the panels are built in the page's order
+        sentence = SentencePanel(page)
+        decoding = DecodingPanel(page)
+        page.panels = [header, sentence, decoding, decoding.switched_off]
         # Every view one click away: the tabs that do not fit the views' width go on a second row, not into a
         # menu. The tabs hold nothing but tabs: gradio numbers a tab by its place among them (`test_page`).
         with gr.Tabs(elem_id="views", overflow_behavior="wrap") as page.tabs:

@@ -13,13 +13,14 @@ parameters of the page's event endpoints (`/step`, `/run`, `/back`, `/reset`): a
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import typing
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from explorer import MAX_SOURCE_CHARS, Explorer, ExplorerError, ExplorerState, ModelRegistry
-from explorer.i18n import N_, _
+from explorer import MAX_SOURCE_CHARS, Explorer, ExplorerError, ExplorerState, ModelRegistry, i18n
+from explorer.i18n import LANGUAGES, N_, _
 from explorer.render import FAMILY_NAMES
 from explorer.session import unknown_pieces
 from transformer.model import HeadRef
@@ -78,33 +79,50 @@ def head_label(ref: HeadRef) -> str:
     return f"{family} · layer {layer} · head {head}"
 
 
-# A head as the silenced-heads checkboxes show it, by family (in English as `head_label` writes it; `head_caption`).
+# A head as the silenced-heads checkboxes show it and send it, by family, in the user's language (`head_caption`): the
+# browser shows a checkbox's value when the pointer rests on it, so the value is the caption too.
 HEAD_CAPTIONS = {
-    "encoder": N_("encoder · layer {layer} · head {head}"),
-    "decoder_self": N_("decoder_self · layer {layer} · head {head}"),
-    "cross": N_("cross · layer {layer} · head {head}"),
+    "encoder": N_("encoder self-attention · layer {layer} · head {head}"),
+    "decoder_self": N_("decoder self-attention · layer {layer} · head {head}"),
+    "cross": N_("cross-attention · layer {layer} · head {head}"),
 }
 
 
 def head_caption(ref: HeadRef) -> str:
-    """A head as the checkboxes show it, in the user's language (`head_label` in English: the value they send)."""
+    """A head as the checkboxes show it and send it, in the user's language."""
     family, layer, head = ref
     return _(HEAD_CAPTIONS[family]).format(layer=layer, head=head)
 
 
+@functools.cache
+def _captions() -> tuple[tuple[re.Pattern, str], ...]:
+    """Each family's caption in every language, as a pattern that reads the layer and the head back: a checkbox sends
+    its caption in the language the page had when it was drawn."""
+    patterns = []
+    for language in LANGUAGES:
+        for family, template in HEAD_CAPTIONS.items():
+            text = re.escape(i18n.translations(language).gettext(template))
+            text = text.replace(r"\{layer\}", r"(?P<layer>\d+)").replace(r"\{head\}", r"(?P<head>\d+)")
+            patterns.append((re.compile(rf"\s*{text}\s*"), family))
+    return tuple(patterns)
+
+
 def parse_head_ref(text: str) -> HeadRef:
-    """A head named as the page does ("cross · layer 1 · head 3", `head_label`) or as the API does ("cross:1:3")."""
+    """A head named as the checkboxes do, in any of the page's languages (`head_caption`), or as the API does
+    ("cross:1:3", or "cross · layer 1 · head 3", `head_label`)."""
     match = HEAD_REF.fullmatch(str(text))
-    if match is None:
-        raise ExplorerError(
-            _(
-                "not a head: {text!r} (a head is written family:layer:head, e.g. cross:0:1, or cross · layer 0 · "
-                "head 1)"
-            ).format(text=text)
-        )
-    family, *numbers = (group for group in match.groups() if group is not None)
-    layer, head = (int(number) for number in numbers)
-    return family, layer, head
+    if match is not None:
+        family, *numbers = (group for group in match.groups() if group is not None)
+        layer, head = (int(number) for number in numbers)
+        return family, layer, head
+    for pattern, family in _captions():
+        if caption := pattern.fullmatch(str(text)):
+            return family, int(caption["layer"]), int(caption["head"])
+    raise ExplorerError(
+        _(
+            "not a head: {text!r} (a head is written family:layer:head, e.g. cross:0:1, or cross · layer 0 · head 1)"
+        ).format(text=text)
+    )
 
 
 def silenced_choices(explorer: Explorer) -> list[str]:
@@ -120,7 +138,8 @@ def silenced_choices(explorer: Explorer) -> list[str]:
 
 def silenced_options(explorer: Explorer) -> list[tuple[str, str]]:
     """`silenced_choices` as the checkboxes show them, in the user's language: (label, value) pairs."""
-    return [(head_caption(parse_head_ref(value)), value) for value in silenced_choices(explorer)]
+    captions = [head_caption(parse_head_ref(value)) for value in silenced_choices(explorer)]
+    return [(caption, caption) for caption in captions]
 
 
 # ---- from the controls to the state, and back ----------------------------------------------------------------------
@@ -162,7 +181,7 @@ def control_values(state: ExplorerState) -> dict[str, Any]:
     """What each control shows for a state, by setting name (the inverse of `state_fields`)."""
     values = {name: getattr(state, name) for name in NAMES}
     values["head"] = head_choice(state)
-    values["silenced"] = [head_label(ref) for ref in sorted(state.silenced)]
+    values["silenced"] = [head_caption(ref) for ref in sorted(state.silenced)]  # in the language being spoken
     return values
 
 

@@ -1,5 +1,5 @@
-"""The Positions tab: the model's positional encoding (table, curves, similarity), and what happens to the
-translation when the words are shuffled or the positions switched off."""
+"""Positions, a section of the Experiments tab: the model's positional encoding (table, curves, similarity), and
+what happens to the translation when the words are shuffled or the positions switched off."""
 
 from __future__ import annotations
 

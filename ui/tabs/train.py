@@ -36,10 +36,13 @@ INTRODUCTION = N_(
     "example it never trains on, the *probe*, forms out of noise. Then explore the model you trained with every "
     "view of the page."
 )
-FORMULA = N_(
-    "The paper's learning rate (§5.3), with warm-up:\n\n"
-    "$$\\text{lrate} = \\text{factor} \\cdot d_{\\text{model}}^{-0.5} \\cdot "
-    "\\min(\\text{step}^{-0.5},\\ \\text{step} \\cdot \\text{warmup}^{-1.5})$$"
+# The formula is the same in every language: it is typeset apart from the words, which the browser translates (gradio
+# cannot translate a text that holds a line break or a backslash: it showed its raw key, the formula in pieces).
+FORMULA_WORDS = N_("The paper's learning rate (§5.3), with warm-up:")
+DISPLAY_MATH = [{"left": "$$", "right": "$$", "display": True}]
+FORMULA = (
+    r"$$\text{lrate} = \text{factor} \cdot d_{\text{model}}^{-0.5} \cdot "
+    r"\min(\text{step}^{-0.5},\ \text{step} \cdot \text{warmup}^{-1.5})$$"
 )
 SETUP_FIELDS = ("task", "layers", "heads", "d_model", "positional_encoding", "norm_position", "warmup", "lr_factor",
                 "label_smoothing", "batch_size", "seed")  # fmt: skip
@@ -209,7 +212,10 @@ class TrainTab(Panel):
                 norms = [(T(training_view.NORM_NAMES[kind]), kind) for kind in NORM_POSITIONS]
                 self.norm = gr.Radio(norms, value=defaults.norm_position, label=T("Layer norm"))
         with gr.Accordion(T("The recipe"), open=False, elem_id="train-recipe-box"):
-            gr.Markdown(T(FORMULA), elem_id="train-formula")
+            gr.Markdown(T(FORMULA_WORDS), elem_id="train-formula-words")
+            gr.Markdown(
+                FORMULA, elem_id="train-formula", latex_delimiters=[{"left": "$$", "right": "$$", "display": True}]
+            )
             rate = rate_text(defaults.d_model, defaults.warmup, defaults.lr_factor)  # English until `spoken`
             self.rate = gr.Markdown(rate, elem_classes="caption")
             with gr.Row():

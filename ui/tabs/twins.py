@@ -1,4 +1,5 @@
-"""The Trained vs untrained tab: the selected attention view for the model and for its untrained twin."""
+"""Trained vs untrained, a section of the Experiments tab: the selected attention view for the model and for its
+untrained twin. Once asked for, it follows every step and setting (never a figure of a step that is gone)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from explorer import render
 from explorer.i18n import N_
 
 from ..i18n import T
-from ..panel import PageAccess, Panel, Updates, escaped
+from ..panel import Frame, PageAccess, Panel, Updates, escaped
 from ..runtime import LONG
 
 HINT = N_(
@@ -16,6 +17,8 @@ HINT = N_(
     "model, and for its untrained twin (the same architecture with random weights). What training put there is "
     "the difference."
 )
+
+FOLLOWING = "twins"  # the name of the comparison in `Explorer.following`
 
 
 class TwinsTab(Panel):
@@ -30,12 +33,21 @@ class TwinsTab(Panel):
             self.trained = gr.Plot(show_label=False, elem_id="trained-plot", visible=False)
             self.untrained = gr.Plot(show_label=False, elem_id="untrained-plot", visible=False)
             self.caption = gr.Markdown(elem_id="twin-caption", elem_classes="caption", visible=False)
+        self.outputs = [self.trained, self.untrained, self.text, self.caption]
+
+    def refresh(self, frame: Frame) -> Updates:
+        """The comparison again for the new step, once the user has asked for it."""
+        return self.comparison(frame.explorer) if FOLLOWING in frame.explorer.following else {}
 
     def wire(self) -> None:
         page = self.page
-        outputs = [self.trained, self.untrained, self.text, self.caption]
-        compare = page.view_handler(self.comparison, lambda error: {self.text: escaped(error)})
-        self.button.click(compare, page.inputs, outputs, api_visibility="private", **LONG)
+        compare = page.view_handler(self.asked, lambda error: {self.text: escaped(error)})
+        self.button.click(compare, page.inputs, self.outputs, api_visibility="private", **LONG)
+
+    def asked(self, explorer) -> Updates:
+        """The button: the comparison, followed from now on."""
+        explorer.following.add(FOLLOWING)
+        return self.comparison(explorer)
 
     def comparison(self, explorer) -> Updates:
         trained, untrained, text = render.twin_comparison(explorer)
