@@ -20,6 +20,8 @@ The pipeline, one module a step, pure between the first and the last:
     tsv        the pairs on disk: write and read .tsv.gz, `load_corpus`
     card       DATA_CARD.md from its template (`DATA_CARD.<pair>.md.j2`) and the measured numbers
     build      all of it, for one pair: `python -m transformer.training.corpus build --out data/en-de --seed 0`
+    mix        a corpus for continuing a model: new pairs, repeated, with a replay sample of a built corpus's train
+               split and its held-out splits unchanged (`python -m transformer.training.corpus mix --base …`)
 
 Read:
 
