@@ -345,7 +345,8 @@ THUMBNAILS_CAPTION = N_(
 
 CANDIDATES_CAPTION = N_(
     "The model's probability for each possible next piece, the ten most likely at the top. `▁` marks a piece "
-    "that starts a word. Pick one on the right (or type one) to make the model continue from it instead."
+    "that starts a word. Pick one under **Force one of the candidates** (or type one) to make the model continue "
+    "from it instead."
 )
 POSITION_CAPTIONS = (
     N_(
@@ -368,7 +369,8 @@ COMPARE_CAPTION = N_(
 )
 BEAM_CAPTION = N_(
     "Each **column** is a step, each **dot** a hypothesis the beam keeps (best at the top), joined to the one it "
-    "grew from; diamonds are hypotheses that ended with `</s>`. The thick line is the best path so far."
+    "grew from; diamonds are hypotheses that ended with `</s>`: filled while the beam keeps them among its finished "
+    "ones, hollow once better ones pushed them out. The thick line is the best path so far."
 )
 
 

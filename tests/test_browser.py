@@ -29,7 +29,7 @@ pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
-def app_url():
+def real_app():
     """`python app.py` in its own process, started as the benchmarks start it (`benchmarks.real_app.App`: a free
     port, no network, its output in a log file rather than a pipe nobody reads)."""
     app = App()
@@ -39,8 +39,13 @@ def app_url():
         output = app.log_tail()
         app.close()
         raise RuntimeError(f"{error}\n--- the app's output ---\n{output}") from None
-    yield app.url
+    yield app
     app.close()
+
+
+@pytest.fixture(scope="module")
+def app_url(real_app):
+    return real_app.url
 
 
 @pytest.fixture(scope="module")
@@ -1274,3 +1279,24 @@ def test_replay_how_numbers_de_learned_and_explore_it_half_trained(browser, app_
     assert "a model of yours" in tab.locator("#status").inner_text()
     assert step(tab) != ""
     tab.close()
+
+
+def test_a_users_mistake_is_a_message_never_a_traceback_in_the_servers_log(page, real_app):
+    """Issue 35: an empty box, or 2,000 characters pasted, through the page and through the API: each is a message to
+    the user, and the server's log holds at most a line for it, never a traceback."""
+    from gradio_client import Client
+
+    before = len(real_app.log_tail(10**7))
+    box = page.locator("#source-text textarea")
+    for text in ("", "word " * 400):
+        box.fill(text)
+        page.locator("#step-btn").click()
+        page.wait_for_function("() => document.querySelector('#status').innerText.trim() !== ''")
+    client = Client(real_app.url, verbose=False)
+    for text in ("", "x" * 2000):
+        with pytest.raises(Exception, match="sentence"):
+            client.predict(text, "numbers-de", api_name="/translate")
+    page.wait_for_timeout(500)
+    written = real_app.log_tail(10**7)[before:]
+    assert "Traceback" not in written, written
+    assert written.count("\n") <= 2, written  # a line for each refused API call

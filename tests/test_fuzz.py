@@ -139,6 +139,7 @@ def test_bad_api_parameters_are_rejected_with_a_message(kwargs):
     with pytest.raises(gr.Error) as error:
         translate(**values)
     assert str(error.value.message)
+    assert error.value.print_exception is False  # the caller's mistake: no traceback in the server's log (issue 35)
 
 
 def test_good_api_parameters_translate():

@@ -265,3 +265,29 @@ def test_what_is_switched_off_is_said_whichever_view_is_open_and_one_click_switc
     assert (state.causal_mask, state.positions, state.padding_mask, state.silenced) == (True, True, True, frozenset())
     assert back[panel.row]["visible"] is False
     assert back[page.control("causal_mask")] is True and back[page.control("silenced")]["value"] == []
+
+
+def test_captions_point_at_what_the_page_shows_where_it_shows_it(page):
+    """Issue 35: the candidates' caption said "Pick one on the right" while the list is below it at every width; the
+    beam tree drew hollow and filled diamonds and its caption did not say why."""
+    from explorer import render
+    from ui.decoding import DecodingPanel
+
+    force = panel_of(page, DecodingPanel).force_choice
+    assert "on the right" not in render.CANDIDATES_CAPTION
+    assert f"**{force.label.key}**" in render.CANDIDATES_CAPTION  # the control named as its label reads
+    assert "hollow" in render.BEAM_CAPTION and "filled" in render.BEAM_CAPTION
+
+
+def test_the_failures_among_the_examples_say_why_in_full(registry):
+    """Issue 35: gradio cuts an example's label after about fifty characters, so the three ✗ examples lost their
+    reason, and a teacher could not tell what ✗ means. Under the examples, each failure is written out whole."""
+    from ui.sentence import SentencePanel
+
+    page = build_page(registry)
+    panel = panel_of(page, SentencePanel)
+    explorer = page.apply(None, *values(model="en-de", source="Hello!"))[page.explorer]
+    failures = page.apply(explorer, *values(model="en-de", source="Hello!"))[panel.failures].splitlines()
+    labels = [label for _sentence, label in registry.examples("en-de") if label.startswith("✗")]
+    assert len(failures) == len(labels) == 3
+    assert all(line == f"- {label}" and "a failure to study: " in line for line, label in zip(failures, labels))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 import gradio as gr
@@ -12,6 +13,7 @@ from .settings import DEFAULT_STATE as DEFAULT
 from .settings import NAMES, state_fields
 
 MAX_CANDIDATES = 50
+LOG = logging.getLogger(__name__)
 
 
 def make_translate(registry: ModelRegistry) -> Callable[..., dict]:
@@ -46,7 +48,9 @@ def make_translate(registry: ModelRegistry) -> Callable[..., dict]:
             explorer = Explorer(registry, state)
             steps = list(explorer.run())
         except (ExplorerError, TypeError, ValueError) as error:
-            raise gr.Error(str(error)) from None
+            # The caller's mistake: its message goes back to it, and the server's log has one line, not a traceback.
+            LOG.warning("/translate refused a request: %s", error)
+            raise gr.Error(str(error), print_exception=False) from None
         tokenizer = explorer.checkpoint.tokenizer
         piece = tokenizer.target_piece
         return {

@@ -15,6 +15,7 @@ from .panel import Frame, PageAccess, Panel, Updates
 from .runtime import QUICK, device_said
 from .settings import Settings
 
+FAILURE = "✗"  # how the label of an instructive failure starts, in every language (`explorer.registry`)
 HUB_EXAMPLES = ["Helsinki-NLP/opus-mt-en-de", "Helsinki-NLP/opus-mt-en-fr", "Helsinki-NLP/opus-mt-en-zh"]
 
 
@@ -56,9 +57,17 @@ class SentencePanel(Panel):
                 elem_id="examples",
                 show_label=False,
             )
+            # gradio cuts a long example after about fifty characters: the failures' reasons in full, under them
+            self.failures = gr.Markdown(elem_id="examples-failures", elem_classes="caption")
         self.pieces = gr.HTML(elem_id="source-pieces")
         self.outputs = [self.pieces, self.note]  # with a move too: a sentence typed and not yet sent goes with the Step
-        self.controls = [self.examples, self.model, self.about, self.source]  # the source: for a model that
+        self.controls = [
+            self.examples,
+            self.failures,
+            self.model,
+            self.about,
+            self.source,
+        ]  # the source: for a model that
         # cannot read it (`Page.action`)
 
     def choices(self, registry: ModelRegistry | PersonalRegistry | None = None) -> list[tuple[str, str]]:
@@ -81,11 +90,11 @@ class SentencePanel(Panel):
         """The model's examples and description, for the model in use."""
         registry = frame.explorer.registry
         examples = registry.examples(frame.state.model)
+        labels = [_(label) for _sentence, label in examples]  # a failure's label says why
+        failures = [label for label in labels if label.startswith(FAILURE)]
         return {
-            self.examples: gr.update(
-                samples=[[sentence] for sentence, _label in examples],
-                sample_labels=[_(label) for _sentence, label in examples],  # a failure's label says why
-            ),
+            self.examples: gr.update(samples=[[sentence] for sentence, _label in examples], sample_labels=labels),
+            self.failures: "\n".join(f"- {html.escape(label, quote=False)}" for label in failures),
             # after a failed load, back to the model in use; the user's own models among the choices
             self.model: gr.update(value=frame.state.model, choices=self.choices(registry)),
             self.about: registry.describe(frame.state.model).markdown()
