@@ -290,4 +290,6 @@ def test_the_failures_among_the_examples_say_why_in_full(registry):
     failures = page.apply(explorer, *values(model="en-de", source="Hello!"))[panel.failures].splitlines()
     labels = [label for _sentence, label in registry.examples("en-de") if label.startswith("✗")]
     assert len(failures) == len(labels) == 3
-    assert all(line == f"- {label}" and "a failure to study: " in line for line, label in zip(failures, labels))
+    assert all(
+        line == f"- {label}" and "a failure to study: " in line for line, label in zip(failures, labels, strict=True)
+    )
