@@ -189,10 +189,9 @@ def probe_caption(run: TrainingRun) -> str:
 
 
 def text_of(pieces: tuple[str, ...]) -> str:
-    """Pieces as text: sentencepiece's (“▁” starts a word) joined back into words, a toy task's with spaces."""
-    if any(piece.startswith("▁") for piece in pieces):
-        return "".join(pieces).replace("▁", " ").strip()
-    return " ".join(pieces)
+    """Pieces as the model reads them, as text: sentencepiece's (“▁” starts a word) joined back into words, a toy
+    task's digits side by side ("31415": a space between them is a piece the model does not know)."""
+    return "".join(pieces).replace("▁", " ").strip()
 
 
 def snapshot_choices(run: TrainingRun) -> list[tuple[str, int]]:

@@ -766,3 +766,35 @@ def test_the_probe_replay_escapes_pieces_and_checks_its_input():
     uneven = [frames[0], figures.ReplayFrame(4, attention((2, 3)), [], [])]
     with pytest.raises(ValueError, match="same shape"):
         figures.probe_replay(uneven, MALICIOUS, MALICIOUS)
+
+
+def test_side_by_side_maps_cut_the_labels_between_them_and_keep_them_whole_on_hover():
+    """Issue 35: a long piece's label on the middle map ran over the heatmap on its left. Between two maps the tick
+    labels are cut to a few characters (never inside an escaped character), the categories keep the whole label."""
+    long = ["<s>", "▁Entschuldigung", "▁R&D"]
+    maps = [
+        figures.AttentionMap(np.full((2, 2), 0.5), ["a", "b"], ["a", "b"], "encoder", "one"),
+        figures.AttentionMap(np.full((3, 3), 0.3), long, long, "decoder_self", "two"),
+    ]
+    figure = figures.attention_side_by_side(maps).to_dict()
+    first, second = figure["layout"]["yaxis"], figure["layout"]["yaxis2"]
+    assert "ticktext" not in first  # the left map's labels have the figure's margin
+    assert list(second["tickvals"]) == ["0 · &lt;s&gt;", "1 · ▁Entschuldigung", "2 · ▁R&amp;D"]
+    assert list(second["ticktext"]) == ["0 · &lt;s&gt;", "1 · ▁Entsch…", "2 · ▁R&amp;D"]
+    assert all(
+        len(label.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")) <= 12 for label in second["ticktext"]
+    )
+
+
+def test_the_diagram_title_wraps_a_long_model_name_rather_than_cut_it():
+    """Issue 35: a trained model's name in Inside a step's title was cut at the right edge of its narrow column."""
+    from explorer.figures.tensors import DIAGRAM_TITLE_CHARS
+    from explorer.stages import Block
+
+    blocks = [Block("encoder.self_attention", "Self-attention", "")]
+    short = figures.architecture_diagram(blocks, blocks, title="en-de: post-norm").to_dict()
+    long = figures.architecture_diagram(blocks, blocks, title="reverse · 2 layers, step 167 (trained here): post-norm")
+    lines = long.to_dict()["layout"]["title"]["text"].split("<br>")
+    assert short["layout"]["title"]["text"] == "en-de: post-norm"
+    assert len(lines) == 2 and all(len(line) <= DIAGRAM_TITLE_CHARS for line in lines)
+    assert long.to_dict()["layout"]["height"] == short["layout"]["height"] + 20  # room for the second line

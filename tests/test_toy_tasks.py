@@ -96,3 +96,16 @@ def test_bad_names_and_splits_are_clear_errors():
         get_toy_task("rotate")
     with pytest.raises(ValueError, match="unknown split"):
         draw(get_toy_task("copy"), "validation", 1, seed=0)
+
+
+@pytest.mark.parametrize("name", TOY_TASKS)
+def test_a_probe_is_shown_as_the_model_reads_it(name):
+    """Issue 35: the Train tab's caption showed reverse's digits with spaces ("3 1 4"), which the model reads as
+    unknown pieces; a caption's text, typed back, is the same pieces."""
+    from explorer.training_view import text_of
+
+    task = get_toy_task(name)
+    source, _target = draw(task, "train", 1, seed=2)[0]
+    pieces = tuple(task.tokenizer.source_pieces(source))
+    assert text_of(pieces) == source
+    assert task.tokenizer.source_pieces(text_of(pieces)) == list(pieces)

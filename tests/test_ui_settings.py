@@ -20,6 +20,7 @@ from ui.settings import (
     silenced_choices,
     silenced_options,
     with_settings,
+    within_limit,
 )
 from ui.tabs.positions import chosen_dimensions
 
@@ -174,3 +175,23 @@ def test_a_silenced_head_checkbox_is_named_in_words_in_each_language_and_read_ba
         ]
         with speaking(language):
             assert control_values(ExplorerState(silenced=frozenset({("encoder", 0, 0)})))["silenced"] == [first]
+
+
+def test_a_toy_models_unknown_spaces_and_cut_are_named(registry):
+    """Issue 35: "1 2 3 4 5 6 7" typed for the trained reverse model: its spaces are pieces it does not know, named
+    visibly (the note said it did not know “”), and the cut is said in terms of pieces (not "too long (13
+    characters)")."""
+    from transformer.training.live import LiveRun, LiveSetup
+    from ui.sentence import named_piece
+
+    assert named_piece("▁") == "a space (▁)" and named_piece("▁the") == "“the”" and named_piece("x") == "“x”"
+    checkpoint = LiveRun(LiveSetup(task="reverse", layers=1, heads=2, d_model=32, batch_size=16, seed=3)).checkpoint()
+
+    class One:  # a registry of the one toy model
+        def get(self, name):
+            return checkpoint
+
+    positions = checkpoint.model.config.max_positions
+    cut, note = within_limit(One(), "reverse", "1 2 3 4 5 6 7")
+    assert len(checkpoint.tokenizer.encode_source(cut)) <= positions < 14
+    assert note.startswith(f"reverse reads at most {positions} pieces, and this text is 14: it was cut after “…")

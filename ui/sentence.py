@@ -154,12 +154,19 @@ class SentencePanel(Panel):
             return {self.model_message: "", self.model: gr.update(choices=choices)}
 
 
+def named_piece(piece: str) -> str:
+    """A piece of the sentence, named so that it shows: in quotes, or a space said in words (sentencepiece's “▁”,
+    which has nothing left to quote once its mark is taken off)."""
+    text = piece.lstrip("▁")
+    return f"“{text}”" if text else _("a space (▁)")
+
+
 def unknown_note(explorer: Explorer) -> str:
     """What the model cannot read in the sentence (pieces it reads as `<unk>`, which never come out again)."""
     unknown = explorer.unknown_pieces()
     if not unknown:
         return ""
-    shown = ", ".join(f"“{piece.lstrip('▁')}”" for piece in unknown[:8]) + (" …" if len(unknown) > 8 else "")
+    shown = ", ".join(map(named_piece, unknown[:8])) + (" …" if len(unknown) > 8 else "")
     said = ngettext(
         "{model} does not know {pieces}: it reads it as <unk>, so the translation cannot contain it. Try a sentence "
         "in the model's own language, or one of its examples.",

@@ -254,11 +254,25 @@ def within_limit(registry: ModelRegistry, model: str, source: str) -> tuple[str,
         middle = (low + high + 1) // 2
         low, high = (middle, high) if fits(source[: ends[middle]]) else (low, middle - 1)
     cut = source[: ends[low]].strip()
-    note = _(
-        "The text is too long ({length:,} characters): the explorer reads at most {most} characters, and {model} at "
-        "most {positions} pieces. It was cut after “…{end}”; shorten it to choose where it ends."
-    ).format(length=len(source), most=MAX_SOURCE_CHARS, model=model, positions=positions, end=cut[-40:].lstrip())
-    return cut, note
+    if len(source) > MAX_SOURCE_CHARS:
+        note = _(
+            "The text is too long ({length:,} characters): the explorer reads at most {most} characters, and {model} "
+            "at most {positions} pieces. It was cut after “…{end}”; shorten it to choose where it ends."
+        )
+    else:  # short, but more pieces than the model has positions (a toy model reads ten)
+        note = _(
+            "{model} reads at most {positions} pieces, and this text is {pieces}: it was cut after “…{end}”, and the "
+            "rest is not read. Shorten it to choose where it ends."
+        )
+    pieces = len(checkpoint.tokenizer.encode_source(source.strip()))
+    return cut, note.format(
+        length=len(source),
+        most=MAX_SOURCE_CHARS,
+        model=model,
+        positions=positions,
+        pieces=pieces,
+        end=cut[-40:].lstrip(),
+    )
 
 
 def suited_source(registry: ModelRegistry, model: str, source: str) -> tuple[str, str]:

@@ -342,15 +342,33 @@ class AttentionMap:
     masked: Any = None
 
 
+SIDE_BY_SIDE_PX = 720  # the views' column beside the controls at 1400 px (560 at 1024: the labels are cut to fit)
+BETWEEN_LABEL_CHARS = 12  # a tick label between two side-by-side maps, at most (with its position's number)
+
+
+def short_axis_labels(tokens: Sequence[object], limit: int = BETWEEN_LABEL_CHARS) -> list[str]:
+    """`axis_labels` of at most `limit` characters, their tokens cut with "…" (before escaping: never in an entity)."""
+    labels = []
+    for i, token in enumerate(tokens):
+        number = f"{i} · "
+        labels.append(number + escape_label(shorten(readable(token), max(2, limit - len(number)))))
+    return labels
+
+
 def attention_side_by_side(maps: Sequence[AttentionMap], *, title: str = "", height: int | None = None) -> Figure:
     """Attention matrices side by side, each with its own tokens, on one shared 0–1 colour axis: for example the
     three families of one layer, which change together at every step."""
     if not maps:
         raise ValueError("no attention maps to draw")
-    # Between two maps: room for the right one's y tick labels and title (at about 6.5 px a character, in a
-    # figure about 1,150 px wide), which plotly's automargin makes only on the left of the whole figure.
-    longest = max((len(label) for m in maps[1:] for label in axis_labels(m.query_tokens)), default=0)
-    gap = min(0.2, (40 + 6.5 * longest) / 1150)
+    # Between two maps: room for the right one's y tick labels and title (at about 6.5 px a character, in the views'
+    # column, about `SIDE_BY_SIDE_PX` wide), which plotly's automargin makes only on the left of the whole figure.
+    # The labels of the maps after the first are cut to `BETWEEN_LABEL_CHARS` (hover names them whole): a long
+    # piece's label ran over the heatmap on its left.
+    longest = max(
+        (text_width(shorten(label, BETWEEN_LABEL_CHARS)) for m in maps[1:] for label in axis_labels(m.query_tokens)),
+        default=0,
+    )
+    gap = min(0.24, (40 + 6.5 * longest) / SIDE_BY_SIDE_PX)
     width = (1 - gap * (len(maps) - 1)) / len(maps)
     traces, layout, shapes, annotations = [], {}, [], []
     tallest = 0
@@ -369,6 +387,8 @@ def attention_side_by_side(maps: Sequence[AttentionMap], *, title: str = "", hei
         common = {"type": "category", "showgrid": False, "automargin": True, "tickfont": {"size": 10}}
         x_axis = {**common, "domain": _domain(x0, x0 + width), "anchor": y_name, "title": _axis_title(x_title)}
         y_axis = {**common, "domain": [0, 1], "anchor": x_name, "autorange": "reversed", "title": _axis_title(y_title)}
+        if p > 0:  # between two maps: short tick labels (the categories, and so hover, keep the whole label)
+            y_axis |= {"tickmode": "array", "tickvals": y, "ticktext": short_axis_labels(m.query_tokens)}
         layout["xaxis" + x_name[1:]], layout["yaxis" + y_name[1:]] = x_axis, y_axis
         annotations.append(_panel_title(escape_label(m.title), x0 + width / 2, 1, size=12))
         row = _row_index(m.highlight_query, n_q)

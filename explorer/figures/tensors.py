@@ -7,6 +7,7 @@ import base64
 import html
 import itertools
 import json
+import textwrap
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -189,6 +190,9 @@ def _break_units(part: str) -> list[tuple[str, bool]]:
     return [(text, spaced) for text, spaced, _wide in units]
 
 
+DIAGRAM_TITLE_CHARS = 36  # the diagram's title, a line at most, in its narrow column
+
+
 def architecture_diagram(
     encoder: Sequence[Block],
     decoder: Sequence[Block],
@@ -214,7 +218,9 @@ def architecture_diagram(
     if left and cross:  # the encoder's output feeds every decoder layer's cross-attention
         tops.append(drawing.memory(max(top for _bottom, top in left.values()), right[cross]))
     height = max(tops) + 6
-    top_margin = 40 if title else 20
+    # a long model name on lines of its own, not cut at the column's edge
+    lines = textwrap.wrap(title, DIAGRAM_TITLE_CHARS, break_on_hyphens=False) if title else []
+    top_margin = 20 + 20 * len(lines)
     figure = _figure(
         [],
         title,
@@ -226,6 +232,9 @@ def architecture_diagram(
         dragmode=False,
         hovermode=False,
     )
+    if len(lines) > 1:
+        figure.layout["title"]["text"] = "<br>".join(escape_label(line) for line in lines)
+        figure.layout["margin"]["t"] = top_margin
     figure.drawn_for_presentation = compact
     return figure
 
