@@ -1251,6 +1251,17 @@ def test_train_watch_the_attention_form_scrub_explore_download_and_load(browser,
     fresh.wait_for_function("() => document.querySelector('#train-message').innerText.includes('cannot be loaded')")
     assert "not a safetensors file" in fresh.locator("#train-message").inner_text()
     shot(fresh, "train-1024")
+    # Issue 35: a .pt (which gradio itself refused, leaving the last file's message) is answered in words, in sight
+    # at 1400×1000, and only its message is shown
+    fresh.set_viewport_size({"width": 1400, "height": 1000})
+    pickled = tmp_path / "model.pt"
+    pickled.write_bytes(b"\x80\x04not a model either")
+    fresh.locator("#train-upload").locator("xpath=..").locator("input[type=file]").set_input_files(str(pickled))
+    fresh.wait_for_function("() => document.querySelector('#train-message').innerText.includes('model.pt')")
+    said = fresh.locator("#train-message").inner_text()
+    assert "cannot be loaded" in said and "not-a-model" not in said
+    fresh.wait_for_function("() => { const box = document.querySelector('#train-message').getBoundingClientRect();"
+                            " return box.top >= 0 && box.bottom <= innerHeight; }")  # fmt: skip
     fresh.close()
 
 

@@ -51,6 +51,12 @@ POLL_S = 1.0  # how often a page asks for news of its run
 POLL = {"show_progress": "hidden", "concurrency_id": "train-poll", "concurrency_limit": 2}
 FILES = Path(tempfile.gettempdir()) / "explorer-models"  # the files a Download button hands out
 AVERAGE = "average"
+# The message under the model row, brought into sight when it says something (no smooth scrolling: some readers
+# ask their browser for less motion).
+IN_SIGHT_JS = """() => {
+    const message = document.querySelector("#train-message");
+    if (message && message.innerText.trim()) message.scrollIntoView({block: "nearest"});
+}"""
 PLAY, STOP_PLAY = N_("Play the replay"), N_("Stop the replay")
 SHIPPED = N_("Replay how {model} learned")
 
@@ -165,9 +171,9 @@ class TrainTab(Panel):
                 )
                 self.explore = gr.Button(T("Explore it"), elem_id="train-explore", interactive=False, scale=1)
                 self.download = gr.DownloadButton(T("Download"), elem_id="train-download", interactive=False, scale=1)
-                self.upload = gr.UploadButton(
-                    T("Load a model file"), file_types=[SUFFIX], type="filepath", elem_id="train-upload", scale=1
-                )
+                # Any file reaches `loaded`, which says in the page's language why one cannot be read (with
+                # `file_types`, gradio refused a .pt itself, and the last file's message stayed).
+                self.upload = gr.UploadButton(T("Load a model file"), type="filepath", elem_id="train-upload", scale=1)
             self.message = gr.Markdown(elem_id="train-message", elem_classes="note")
             self.timer = gr.Timer(POLL_S, active=False)
             self.link = page.setting("training", gr.Textbox(visible=False, elem_id="train-link"))  # the link's setup
@@ -278,7 +284,12 @@ class TrainTab(Panel):
         self.explored_on_gpu = uses_gpu(in_language(self.explored), LONG_GPU_S)
         explore, load = in_language(self.explored_snapshot), in_language(self.loaded)
         self.explore.click(explore, [self.run, self.snapshot, page.explorer, language], explored, **hidden, **LONG)
-        self.upload.upload(load, [self.upload, page.explorer, language], explored, **hidden, **LONG)
+        # Only the current message: the last one goes as a new file is chosen, and the answer is brought into sight
+        # (the button sits low in the tab: at 1400×1000 the message fell below the window).
+        self.upload.click(lambda: {self.message: "", page.status: ""}, None, [self.message, page.status], **hidden)
+        self.upload.upload(load, [self.upload, page.explorer, language], explored, **hidden, **LONG).then(
+            None, None, None, js=IN_SIGHT_JS, **hidden
+        )
         # A shared link's setup fills the controls; the setup of a new run goes into the link.
         self.link.change(in_language(self.from_link), [self.link, language], [*self.setup_controls, self.message],
                          **hidden)  # fmt: skip
