@@ -1311,3 +1311,51 @@ def test_a_users_mistake_is_a_message_never_a_traceback_in_the_servers_log(page,
     written = real_app.log_tail(10**7)[before:]
     assert "Traceback" not in written, written
     assert written.count("\n") <= 2, written  # a line for each refused API call
+
+
+# The devices a class brings (issue 35 §3): a phone in portrait, a tablet in portrait, a Chromebook; touch on each.
+DEVICES = {
+    "phone": {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True},
+    "tablet": {"viewport": {"width": 768, "height": 1024}, "is_mobile": True, "has_touch": True},
+    "chromebook": {"viewport": {"width": 1366, "height": 768}, "is_mobile": False, "has_touch": True},
+}
+# What a finger or a pointer targets, under 24 × 24 px (WCAG 2.2, 2.5.8): not a radio or checkbox inside its label
+# (the label is the target), not a link inside a sentence (exempt), not Plotly's toolbar (hidden on touch).
+SMALL_TARGETS = """() => [...document.querySelectorAll('button, input, select, textarea, a, [role=tab], summary')]
+    .filter(e => e.offsetParent && !e.closest('.modebar'))
+    .filter(e => !(['radio', 'checkbox'].includes(e.type) && e.closest('label')))
+    .filter(e => !(e.tagName === 'A' && e.closest('p') && e.closest('p').innerText.trim() !== e.innerText.trim()))
+    .filter(e => { const r = e.getBoundingClientRect(); return r.width < 24 || r.height < 24; })
+    .map(e => (e.id || e.getAttribute('aria-label') || e.innerText || e.tagName).slice(0, 40))"""
+IN_VIEW_SIDEWAYS = """selector => { const r = document.querySelector(selector).getBoundingClientRect();
+    return r.width > 0 && r.left >= 0 && r.right <= innerWidth; }"""
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_phone_a_tablet_and_a_chromebook_take_a_step_without_zooming(browser, app_url, device):
+    """Issue 35 §3: at each size, with touch: no sideways scrolling of the page; the sentence, Step, the output, the
+    candidates and the attention figure within the screen's width, the heatmap wide enough to read (on a phone it
+    scrolls inside its own frame); every target at least 24 × 24 px; on a tablet, the Train tab's controls too."""
+    context = browser.new_context(**DEVICES[device])
+    tab = context.new_page()
+    tab.set_default_timeout(30_000)
+    tab.goto(app_url + NUMBERS_DE)
+    tab.wait_for_selector("#attention-plot .js-plotly-plot")
+    tab.locator("#step-btn").tap()
+    wait_for_output_change(tab, "")
+    tab.wait_for_timeout(500)
+    assert tab.evaluate("() => document.documentElement.scrollWidth <= innerWidth")  # no sideways page
+    for selector in ("#source-text", "#step-btn", "#output-text", "#candidates-plot", "#attention-plot"):
+        assert tab.evaluate(IN_VIEW_SIDEWAYS, selector), selector
+    heatmap = tab.locator("#attention-plot .main-svg").first.bounding_box()["width"]
+    assert heatmap >= 300, heatmap  # labels and cells a reader can read
+    assert tab.evaluate(SMALL_TARGETS) == []
+    steps = [tab.locator(f"#{name}-btn").bounding_box() for name in ("step", "run", "back", "reset", "stop")]
+    assert len({round(box["y"]) for box in steps}) == 1  # the five buttons on one row
+    shot(tab, f"device-{device}")
+    if device == "tablet":  # the Train tab, on a tablet
+        open_tab(tab, "Train")
+        tab.wait_for_selector("#train-start")
+        assert tab.evaluate(IN_VIEW_SIDEWAYS, "#train-start") and tab.evaluate(SMALL_TARGETS) == []
+        assert tab.evaluate("() => document.documentElement.scrollWidth <= innerWidth")
+    context.close()
