@@ -68,8 +68,9 @@ SENTENCES = {
     "numbers-de": ["twenty-one", "ninety-seven", "three hundred and forty-two"],
 }
 MIX = {"step": 40, "back": 8, "view": 14, "mask": 5, "tab": 12, "run": 6, "reset": 5, "sentence": 10}
-TABS = ("attention", "inside", "walkthrough", "masks", "beam", "positions")
+TABS = ("attention", "inside", "walkthrough", "experiments", "beam")  # the tabs a student opens (ui/tabs)
 FAMILIES = ("encoder", "decoder_self", "cross")
+BACK_SAYS = "Back took off"  # what Back took off, when the output shows no change (`Explorer.back`): no error
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 ANSWER_TIMEOUT_S = 120
 IDLE_S = 5.0
@@ -300,7 +301,8 @@ class Student:
         """What is wrong with `answer`, if anything, against what one user alone sees."""
         sentence, k = self.sentence, self.k
         status = answer.get("status")
-        if isinstance(status, str) and status.strip():
+        said_by_back = kind == "back" and isinstance(status, str) and status.startswith(BACK_SAYS)
+        if isinstance(status, str) and status.strip() and not said_by_back:
             return f"a message: {status[:120]!r}"
         shown = answer.get("output-text")
         if isinstance(shown, str) and shown != sentence.outputs[k]:

@@ -149,7 +149,7 @@ def written_tour(explorer: Explorer, worked: WorkedStep | None = None) -> tuple[
     sections = []
     for kind in SECTIONS:
         text, tensors, plot = WRITERS[kind.key](explorer, thread)
-        sections.append(Section(kind, f"### {_(kind.heading)}\n{text}", section_links[kind.key], tensors, plot))
+        sections.append(Section(kind, f"## {_(kind.heading)}\n{text}", section_links[kind.key], tensors, plot))
     return tuple(sections)
 
 

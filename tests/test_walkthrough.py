@@ -24,7 +24,7 @@ def test_the_tour_has_every_section_in_order_each_leading_to_a_stage(explorer_on
     assert [s.kind.key for s in sections] == list(walkthrough.KEYS)
     assert {"scores", "heads", "add_norm", "ffn", "stacks", "layers"} <= set(walkthrough.KEYS)  # issue 14's new ones
     for section in sections:
-        assert section.text.startswith(f"### {section.kind.heading}\n")
+        assert section.text.startswith(f"## {section.kind.heading}\n")
         assert section.link.stage in STAGES
         assert (section.tensors is not None) == section.kind.tensors and (section.plot is not None) == section.kind.plot
     stages = [s.link.stage for s in sections]

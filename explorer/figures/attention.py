@@ -597,7 +597,7 @@ def attention_thumbnails_html(
     n_layers, n_heads = z.shape[:2]
     what = _("attention") if what is None else what
     every = html.escape(_("{family}: every layer and head").format(family=what))
-    grid = f'<div class="thumbs" style="--heads: {n_heads}" role="grid" aria-label="{every}">'
+    grid = f'<div class="thumbs" style="--heads: {n_heads}" role="group" aria-label="{every}">'
     named = _("head {head}")
     head_names = [f'<span class="thumbs-head">{html.escape(named.format(head=h))}</span>' for h in range(n_heads)]
     parts = [grid, "<span></span>", *head_names]  # the corner above the layers' names, then a head a column

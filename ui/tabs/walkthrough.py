@@ -41,7 +41,7 @@ class Section:
 
     def __init__(self, kind: walkthrough.Kind):
         self.kind = kind
-        self.text = gr.Markdown("### " + T(kind.heading), latex_delimiters=LATEX, elem_id=f"walkthrough-{kind.key}")
+        self.text = gr.Markdown("## " + T(kind.heading), latex_delimiters=LATEX, elem_id=f"walkthrough-{kind.key}")
         self.tensors = gr.HTML(elem_id=f"walkthrough-{kind.key}-tensors", js_on_load=HOVER_JS) if kind.tensors else None
         self.plot = gr.Plot(show_label=False, elem_id=f"walkthrough-{kind.key}-plot") if kind.plot else None
         self.link = gr.Button(
