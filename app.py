@@ -26,7 +26,7 @@ import torch
 
 from explorer import ModelRegistry
 from explorer.training import TrainingPool
-from ui import fonts, i18n, runtime
+from ui import decoding, fonts, i18n, runtime
 from ui.page import build_demo
 
 ROOT = Path(__file__).resolve().parent
@@ -81,6 +81,7 @@ LAUNCH_OPTIONS = {
     "css": CSS,
     "state_session_capacity": 1000,
     "i18n": i18n.translations(),
+    "head": decoding.SHORTCUTS_JS,  # Step, Back and Run from the keyboard
 }
 
 # The Train tab's runs: EXPLORER_TRAIN_SLOTS worker processes (1 by default), each a fresh interpreter.

@@ -16,6 +16,7 @@ import torch
 
 from . import figures
 from .cache import SHARED
+from .figures.base import readable
 from .i18n import N_, _, ngettext
 from .i18n import current as current_language
 from .session import Explorer, StepSnapshot, shuffle_words
@@ -309,6 +310,46 @@ def attention_caption(snapshot: StepSnapshot, state: ExplorerState) -> str:
             "{shift_note} The **outlined row**, “{last}”, is where the model chooses the next piece now. {word_start}"
         )
     return caption.format(shift_note=shift_note(snapshot), last=html.escape(last), word_start=_(WORD_START_NOTE))
+
+
+IN_WORDS_ROWS = 24  # the rows said in words, at most (the table holds every one)
+
+
+def attention_in_words(snapshot: StepSnapshot, state: ExplorerState) -> str:
+    """The figure's numbers for a reader who cannot see it: where each row of the chosen family, layer and head (or
+    head average) looks most and how strongly, and every weight in a table (which a screen reader reads cell by cell,
+    and a keyboard reaches)."""
+    family = "cross" if state.view == "alignment" else state.family
+    layer = layer_of(snapshot, family, state.layer)
+    weights, which = _heads(_family_maps(snapshot, family)[layer], state.head)
+    weights = torch.nan_to_num(weights.float(), nan=0.0).cpu().numpy()
+    queries, keys, _current = _axes_of(snapshot, family)
+    said = [
+        _("“{query}” → “{key}” {weight:.2f}").format(
+            query=html.escape(readable(query)),
+            key=html.escape(readable(keys[int(row.argmax())])),
+            weight=float(row.max()),
+        )
+        for query, row in zip(queries[:IN_WORDS_ROWS], weights[:IN_WORDS_ROWS], strict=True)
+    ]
+    more = " …" if len(queries) > IN_WORDS_ROWS else ""
+    title = _("{family}, layer {layer}, {head}").format(family=_(FAMILY_NAMES[family]), layer=layer, head=which)
+    head_row = "".join(f"<th scope='col'>{html.escape(readable(key))}</th>" for key in keys)
+    rows = "".join(
+        f"<tr><th scope='row'>{html.escape(readable(query))}</th>"
+        + "".join(f"<td>{weight:.2f}</td>" for weight in row)
+        + "</tr>"
+        for query, row in zip(queries, weights, strict=True)
+    )
+    summary = _("Every weight as a table")
+    table = (
+        f"<details class='in-words'><summary>{summary}</summary>"
+        f"<table><caption>{html.escape(title)}</caption><tr><th></th>{head_row}</tr>{rows}</table></details>"
+    )
+    lines = _("**In words** ({title}), where each row looks most: {rows}").format(
+        title=html.escape(title), rows=_("; ").join(said) + more
+    )
+    return f"{lines}\n\n{table}"
 
 
 def alignment_caption(snapshot: StepSnapshot, state: ExplorerState) -> str:

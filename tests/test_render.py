@@ -267,3 +267,24 @@ def test_the_alignment_lines_are_enlarged_once_for_the_presentation_layout_with_
     title, margin = figure.layout.title, figure.layout.margin
     assert title.automargin and title.pad.t == figures.base.MODEBAR_PX and margin.t < title.pad.t  # the title pushes
     assert json.loads(figure.to_json()) == json.loads(go.Figure(figure.to_dict()).to_json())  # as plotly would send
+
+
+@pytest.mark.parametrize("family", ["encoder", "decoder_self", "cross"])
+def test_the_heatmap_in_words_and_as_a_table_says_its_numbers(explorer, family):
+    """Issue 35 §4: the figure's text alternative, from its numbers: where each row looks most and how strongly,
+    and every weight in a table a screen reader reads cell by cell."""
+    import html
+
+    explorer.update(family=family, layer=1, head=None)
+    snapshot = explorer.snapshot()
+    said = render.attention_in_words(snapshot, explorer.state)
+    weights = render._heads(render._family_maps(snapshot, family)[1], None)[0].nan_to_num(0.0).numpy()
+    queries, keys, _current = render._axes_of(snapshot, family)
+    for query, row in zip(queries, weights, strict=True):
+        expected = f"“{query}” → “{keys[int(row.argmax())]}” {row.max():.2f}"
+        assert html.escape(expected) in said or expected in said
+    table = said[said.index("<table>") :]
+    assert table.count("<tr>") == len(queries) + 1 and table.count("<td>") == len(queries) * len(keys)
+    cells = [float(x) for x in re.findall(r"<td>([0-9.]+)</td>", table)]
+    for i in range(len(queries)):  # each row sums to 1, within the table's rounding
+        assert abs(sum(cells[i * len(keys) : (i + 1) * len(keys)]) - 1) <= 0.005 * len(keys)

@@ -4,11 +4,13 @@ output so far, the next-token candidates and forcing a token."""
 from __future__ import annotations
 
 import html
+import json
 import time
 import weakref
 from typing import Any
 
 import gradio as gr
+from gradio.components import Component
 
 from explorer import MAX_BEAM_WIDTH, MAX_OUTPUT_TOKENS, Explorer, ExplorerError, render
 from explorer.i18n import N_, _, ngettext
@@ -23,6 +25,28 @@ from .switches import SwitchedOffPanel
 
 TEXT_EVERY_S = 0.1  # a Run sends its text this often, at most (its first token at once)
 # The strategies as the page names them (`STRATEGIES`: the values it sends).
+# Step, Back and Run from the keyboard: a letter alone, never while the reader types (in a text box, a number box, a
+# dropdown's search) or holds a modifier (the browser's and the screen reader's own keys), and never twice at once
+# (a key held down repeats). The letters are the same in every language; the hint under the buttons says them. It goes
+# in the page's head (app.py's `LAUNCH_OPTIONS`).
+SHORTCUTS = {"s": "step-btn", "b": "back-btn", "r": "run-btn"}
+KEYS_HINT = N_("Keys: **S** Step · **B** Back · **R** Run (not while typing in a box)")
+SHORTCUTS_JS = """<script>
+if (!window.stepShortcuts) {
+    window.stepShortcuts = __SHORTCUTS__;
+    document.addEventListener("keydown", (event) => {
+        if (event.repeat || event.ctrlKey || event.altKey || event.metaKey || event.isComposing) return;
+        const target = event.target;
+        const typing = target.closest && target.closest("input, textarea, select, [contenteditable=true]");
+        const id = window.stepShortcuts[event.key.toLowerCase()];
+        if (typing || !id) return;
+        const button = document.getElementById(id);
+        if (!button || button.disabled) return;
+        event.preventDefault();
+        button.click();
+    });
+}
+</script>""".replace("__SHORTCUTS__", json.dumps(SHORTCUTS))
 STRATEGY_LABELS = {"greedy": N_("greedy"), "sampling": N_("sampling"), "beam": N_("beam")}
 
 
@@ -106,7 +130,33 @@ def limit_message(explorer: Explorer) -> str:
 class DecodingPanel(Panel):
     def __init__(self, page: PageAccess):
         super().__init__(page)
-        # Folded away in the presentation layout (`wire`).
+        with gr.Row(elem_id="step-buttons"):
+            self.step_btn = gr.Button(T("Step"), variant="primary", elem_id="step-btn")
+            self.run_btn = gr.Button(T("Run"), elem_id="run-btn")
+            self.back_btn = gr.Button(T("Back"), elem_id="back-btn")
+            self.reset_btn = gr.Button(T("Reset"), elem_id="reset-btn")
+            self.stop_btn = gr.Button(T("Stop"), elem_id="stop-btn", variant="stop", min_width=80, scale=0)
+        # The keys of a step, said under the buttons (`SHORTCUTS_JS`, in the page's head, listens for them).
+        gr.Markdown(T(KEYS_HINT), elem_id="step-keys", elem_classes="caption")
+        self.status = page.message_line()
+        self.switched_off = SwitchedOffPanel(page)  # what is switched off, whichever view is open
+        self.output_text = gr.Textbox(label=T("Output so far"), interactive=False, elem_id="output-text")
+        with gr.Row():
+            with gr.Column():
+                self.candidates = gr.Plot(label=T("Next-token candidates"), show_label=False, elem_id="candidates-plot")
+                gr.Markdown(T(render.CANDIDATES_CAPTION), elem_id="candidates-caption", elem_classes="caption")
+            with gr.Column():
+                self.force_choice = gr.Radio([], label=T("Force one of the candidates"), elem_id="force-choice")
+                self.force_text = gr.Textbox(
+                    label=T("…or type a token or a word to force"),
+                    elem_id="force-text",
+                    info=T("a word that is not one token is split into the model's tokens, forced one after another"),
+                )
+        self.settings = self.build_settings(page)  # after the step, in the page as for the Tab key
+        self.outputs = [self.status, self.output_text, self.candidates, self.force_choice]
+
+    def build_settings(self, page: PageAccess) -> dict[str, Component]:
+        """The decoding settings, folded away in the presentation layout (`wire`), by setting name."""
         with gr.Accordion(T("Decoding settings"), open=True, elem_id="decoding-settings") as self.settings_box:
             with gr.Row():
                 strategy = gr.Radio(
@@ -126,28 +176,7 @@ class DecodingPanel(Panel):
                 beam_width = gr.Slider(1, MAX_BEAM_WIDTH, value=DEFAULTS["beam_width"], step=1, label=T("Beam width"))
         settings = {"strategy": strategy, "max_output_tokens": max_tokens, "temperature": temperature, "top_k": top_k}
         settings |= {"top_p": top_p, "seed": seed, "beam_width": beam_width}
-        self.settings = {name: page.setting(name, control) for name, control in settings.items()}
-        with gr.Row(elem_id="step-buttons"):
-            self.step_btn = gr.Button(T("Step"), variant="primary", elem_id="step-btn")
-            self.run_btn = gr.Button(T("Run"), elem_id="run-btn")
-            self.back_btn = gr.Button(T("Back"), elem_id="back-btn")
-            self.reset_btn = gr.Button(T("Reset"), elem_id="reset-btn")
-            self.stop_btn = gr.Button(T("Stop"), elem_id="stop-btn", variant="stop", min_width=80, scale=0)
-        self.status = page.message_line()
-        self.switched_off = SwitchedOffPanel(page)  # what is switched off, whichever view is open
-        self.output_text = gr.Textbox(label=T("Output so far"), interactive=False, elem_id="output-text")
-        with gr.Row():
-            with gr.Column():
-                self.candidates = gr.Plot(label=T("Next-token candidates"), show_label=False, elem_id="candidates-plot")
-                gr.Markdown(T(render.CANDIDATES_CAPTION), elem_id="candidates-caption", elem_classes="caption")
-            with gr.Column():
-                self.force_choice = gr.Radio([], label=T("Force one of the candidates"), elem_id="force-choice")
-                self.force_text = gr.Textbox(
-                    label=T("…or type a token or a word to force"),
-                    elem_id="force-text",
-                    info=T("a word that is not one token is split into the model's tokens, forced one after another"),
-                )
-        self.outputs = [self.status, self.output_text, self.candidates, self.force_choice]
+        return {name: page.setting(name, control) for name, control in settings.items()}
 
     def refresh(self, frame: Frame) -> Updates:
         snapshot = frame.snapshot

@@ -59,7 +59,10 @@ class AttentionTab(Panel):
         state = frame.state
         return {
             self.plot: render.attention_figure(frame.snapshot, state),
-            self.caption: render.attention_caption(frame.snapshot, state),
+            # what the figure shows, then its numbers in words and as a table (for a reader who cannot see it)
+            self.caption: render.attention_caption(frame.snapshot, state)
+            + "\n\n"
+            + render.attention_in_words(frame.snapshot, state),
             self.thumbnails: render.attention_thumbnails(frame.snapshot, state),
         }
 
