@@ -71,13 +71,19 @@ def test_mix_refuses_a_replay_larger_than_the_old_train_split_or_no_repeat():
         mix_corpus(_base(), ADDED, repeat=0, replay=1, seed=0)
 
 
-def test_the_mix_command_writes_train_copies_the_held_out_files_and_lists_what_it_dropped(tmp_path, capsys):
+def _written(tmp_path):
+    """A base corpus and a file of basics on disk, as the command reads them: (the corpus folder, the file)."""
     base = tmp_path / "base"
     base.mkdir()
     for split, pairs in _base().items():
         write_pairs(base / f"{split}.tsv.gz", pairs)
     added = tmp_path / "basics.tsv"
     added.write_text("".join(f"{a}\t{b}\tlanguage\timperative\n" for a, b in ADDED), encoding="utf-8")
+    return base, added
+
+
+def test_the_mix_command_writes_train_copies_the_held_out_files_and_lists_what_it_dropped(tmp_path, capsys):
+    base, added = _written(tmp_path)
     out = tmp_path / "mixed"
     argv = ["mix", "--base", str(base), "--add", str(added), "--repeat", "4", "--replay", "8", "--out", str(out)]
     main(argv)
@@ -128,12 +134,7 @@ def test_further_held_out_files_keep_their_sources_out_of_the_added_pairs_and_th
 
 
 def test_the_mix_command_reads_held_out_test_sets_and_lists_what_they_removed(tmp_path, capsys):
-    base = tmp_path / "base"
-    base.mkdir()
-    for split, pairs in _base().items():
-        write_pairs(base / f"{split}.tsv.gz", pairs)
-    added = tmp_path / "basics.tsv"
-    added.write_text("".join(f"{a}\t{b}\tlanguage\timperative\n" for a, b in ADDED), encoding="utf-8")
+    base, added = _written(tmp_path)
     test_set = tmp_path / "zh-en.tsv"  # data/basics-style: a header, the source in its own column
     test_set.write_text(
         "id\tsource\treferences\tcategory\tcore\n"

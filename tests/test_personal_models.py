@@ -186,7 +186,7 @@ def test_every_view_of_the_explorer_reads_an_own_model(registry, own):
     assert len(worked.encoder) == len(worked.decoder) == 1
     tour = walkthrough.tour(explorer)
     assert [section.kind for section in tour] == list(walkthrough.SECTIONS)
-    assert all(section.text.startswith("### ") for section in tour)
+    assert all(section.text.startswith("## ") for section in tour)
     assert render.attention_figure(snapshot, explorer.state).data[0]["type"] == "heatmap"
     assert render.twin_name(explorer) is None  # a trained model has no untrained twin
     explorer.update(silenced=frozenset({("encoder", 0, 1)}))

@@ -66,6 +66,8 @@ def copy_js() -> str:
 class SharePanel(Panel):
     """Made in the header, under the introduction (`ui.presentation.Header`)."""
 
+    refresh_hidden = True  # drawn by every event, opening a tab included: the link names the open tab
+
     def __init__(self, page: PageAccess):
         super().__init__(page)
         with gr.Row(elem_id="share"):
