@@ -12,14 +12,13 @@ import collections
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.real_app import CHROMIUM, CHROMIUM_ARGS, App
+from benchmarks.real_app import CHROMIUM, CHROMIUM_ARGS, TABS, App
 
 ROOT = Path(__file__).resolve().parent.parent
 # WCAG 2.0, 2.1 and 2.2 at levels A and AA: the rules the project holds itself to; axe's best practices go in the
 # report as advice.
 WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
 BLOCKING = ("critical", "serious")
-TABS = ("Attention", "Inside a step", "Walkthrough", "Experiments", "Beam search", "Train")
 WIDTHS = {"desktop": (1400, 1000), "phone": (390, 844)}
 LANGUAGES = ("en", "zh")
 

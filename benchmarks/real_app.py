@@ -113,6 +113,8 @@ VIEWS = (
     "Beam search",
     "Train",
 )
+# The tabs of the views' bar, in order (ui/tabs), by their English titles.
+TABS = ("Attention", "Inside a step", "Walkthrough", "Experiments", "Beam search", "Train")
 # The views that are sections of a tab (`ui.tabs.experiments`): their tab, and the section's element.
 SECTIONS = {
     "Masks and heads": ("Experiments", "#masks-section"),

@@ -13,7 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.real_app import CHROMIUM, CHROMIUM_ARGS, VIEWS, App, model_option, open_tab, shown_model
+from benchmarks.real_app import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    SECTIONS,
+    TABS,
+    VIEWS,
+    App,
+    model_option,
+    open_tab,
+    shown_model,
+)
 from explorer import ExplorerState
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -995,7 +1005,7 @@ def the_tab_bar_shows(tab, chosen: str, language: str) -> None:
     from explorer.i18n import _, speaking
 
     with speaking(language):
-        titles = [_(name) for name in VIEW_TABS]
+        titles = [_(name) for name in TABS]
         chosen = _(chosen)
     tab.wait_for_function(f"chosen => ({TAB_BAR})().some(([title, on]) => on && title === chosen)", arg=chosen)
     bar = tab.evaluate(TAB_BAR)
@@ -1005,8 +1015,7 @@ def the_tab_bar_shows(tab, chosen: str, language: str) -> None:
     assert tab.locator("#views button[aria-label='More tabs']:visible").count() == 0  # and no menu
 
 
-VIEW_TABS = ("Attention", "Inside a step", "Walkthrough", "Experiments", "Beam search", "Train")
-HOLDING = {"Masks and heads": "Experiments", "Positions": "Experiments", "Trained vs untrained": "Experiments"}
+HOLDING = {view: tab for view, (tab, _section) in SECTIONS.items()}  # the tab that shows each section
 
 
 @pytest.mark.parametrize(("language", "presentation"), [("en", True), ("zh", False)])
@@ -1103,7 +1112,7 @@ def test_the_teachers_guide_from_start_to_end(browser, app_url, language, presen
     tab.wait_for_selector("#train-start")
     shot(tab, f"guide-{language}-1024")
     tab.set_viewport_size({"width": 1400, "height": 1000})
-    for name in reversed(VIEW_TABS):
+    for name in reversed(TABS):
         view(name)
     tab.close()
 
