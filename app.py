@@ -26,7 +26,7 @@ import torch
 
 from explorer import ModelRegistry
 from explorer.training import TrainingPool
-from ui import decoding, fonts, i18n, runtime
+from ui import decoding, fonts, i18n, panel, runtime
 from ui.page import build_demo
 
 ROOT = Path(__file__).resolve().parent
@@ -81,7 +81,8 @@ LAUNCH_OPTIONS = {
     "css": CSS,
     "state_session_capacity": 1000,
     "i18n": i18n.translations(),
-    "head": decoding.SHORTCUTS_JS,  # Step, Back and Run from the keyboard
+    # Step, Back and Run from the keyboard; each figure drawn once
+    "head": decoding.SHORTCUTS_JS + panel.PLOTLY_ONCE_JS,
 }
 
 # The Train tab's runs: EXPLORER_TRAIN_SLOTS worker processes (1 by default), each a fresh interpreter.

@@ -50,7 +50,19 @@ from Resource Timing), `step_browser_ms_median` (the answer read → the heatmap
 updates, Plotly) and `step_message_bytes_median`. For Run the client reads the stream as fast as it renders the
 streamed updates, so `run_message_ms` lags `run_stream_end_ms` when the browser is the bottleneck.
 
-Run with `python -m benchmarks.app_bench [--quick]`.
+* **Opening a view** — `open_<view>_ms_median` for each tab (`benchmarks.real_app.TABS`): from clicking its tab until
+  it is drawn (`OPEN_JS`): the answer of the tab's event read, then the first moment the browser is idle with every
+  figure of the tab drawn and every image decoded (`requestIdleCallback`: the frame with the view has been
+  painted, and nothing is left to do). Each page opens every tab twice in the guide's order, after three steps:
+  the first time (`open_first_ms`: gradio builds the tab's components then) and again (`open_again_ms`);
+  `open_ms_max` is the slowest median.
+* **A slower computer** (`cpu_slowdown`, 4 in full mode): Chromium's CPU slowed that many times (DevTools'
+  `Emulation.setCPUThrottlingRate`, as a Chromebook), the server as it is: `slow_step_ms_*`,
+  `slow_walkthrough_step_ms_*` and `slow_open_ms_max` (10 steps, 5 in the walkthrough, one round of opening).
+
+The window is 1400×1000 (`VIEWPORT`), a laptop's, as the issue that set the targets measured it.
+
+Run with `python -m benchmarks.app_bench [--quick] [--json PATH]`.
 """
 
 from __future__ import annotations
@@ -62,11 +74,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.real_app import CHROMIUM, CHROMIUM_ARGS, App, model_option, open_tab, shown_model
+from benchmarks.real_app import CHROMIUM, CHROMIUM_ARGS, TABS, App, model_option, open_tab, shown_model
 from benchmarks.timing import median_of, summarise
 
 ROOT = Path(__file__).resolve().parent.parent
 SENTENCE = "The children play in the park after school every day."  # ten everyday words
+VIEWPORT = {"width": 1400, "height": 1000}
+CPU_SLOWDOWN = 4  # a Chromebook, as DevTools' throttling presets put it
 ACTION_TIMEOUT_MS = 60_000  # for one click's answer; generous, as the machine may be busy
 STATUS = "#status [data-testid=markdown]"  # the status message (not the progress shown while an event runs)
 
@@ -272,6 +286,36 @@ RESET_JS = (
 
 ROWS_JS = "() => {" + _JS_HELPERS + "return rows(); }"
 
+# Click the tab whose button is `title`; resolves at the first idle moment after the tab's answer has been read in
+# which its panel is shown with every figure drawn and every image decoded (see the module docstring).
+OPEN_JS = (
+    "async (title) => {"
+    + _JS_HELPERS
+    + """
+    const button = [...document.querySelectorAll('#views [role=tab]')].find(b => b.innerText.trim() === title);
+    const panel = () => [...document.querySelectorAll('#views [role=tabpanel]')].find(p => p.offsetParent !== null);
+    const drawn = () => {
+        const shown = panel();
+        return shown !== undefined && [...shown.querySelectorAll('[data-testid=plotly]')]
+                .every(div => div.querySelector('.main-svg') !== null)
+            && [...shown.querySelectorAll('img')].every(img => img.complete);
+    };
+    const t0 = performance.now();
+    button.click();
+    const answered = () => window.__benchStreams.some(s => s.start >= t0 && s.completedAt !== null);
+    const ms = await new Promise((resolve, reject) => {
+        const check = () => {
+            const open = button.getAttribute('aria-selected') === 'true';
+            if (answered() && open && drawn()) resolve(performance.now() - t0);
+            else if (performance.now() - t0 > TIMEOUT_MS) reject(new Error(`timed out opening ${title}`));
+            else requestAnimationFrame(() => requestIdleCallback(check));
+        };
+        requestAnimationFrame(() => requestIdleCallback(check));
+    });
+    return {ms, ...(await answer(t0))};
+}""".replace("TIMEOUT_MS", str(ACTION_TIMEOUT_MS))
+)
+
 # What the visible part of the page shows: the source pieces, the heatmap's and the candidates' data. It changes
 # when the page has been rebuilt for another model or sentence. (The share link would do, but Gradio renders a
 # tab's contents only once the tab has been opened.)
@@ -397,6 +441,8 @@ def _measure_page(app: App, page, *, model: str, steps: int, runs: int, memory_s
         if step()["finished"]:
             page.evaluate(RESET_JS)
     after_memory = app.memory_mb()
+    opened = _open_views(page, rounds=1 if steps < 10 else 3)
+    slowed = _slowed(page, CPU_SLOWDOWN, steps=3 if steps < 10 else 10)
 
     return {
         "page_load_s": round(page_load_s, 2),
@@ -418,6 +464,58 @@ def _measure_page(app: App, page, *, model: str, steps: int, runs: int, memory_s
         "memory_step_clicks": step_clicks,
         "rss_after_steps_mb": after_memory["VmRSS"],
         "rss_after_100_steps_mb": after_memory["VmRSS"] if step_clicks == 100 else None,
+        **opened,
+        **slowed,
+    }
+
+
+def _open_views(page, rounds: int) -> dict[str, Any]:
+    """Open every tab twice per round, in the guide's order, on a page reloaded for each round (so that the first
+    opening is a first one); the times by view, first and again (see the module docstring)."""
+    first: dict[str, list[float]] = {tab: [] for tab in TABS}
+    again: dict[str, list[float]] = {tab: [] for tab in TABS}
+    for _round in range(rounds):
+        page.reload()
+        page.wait_for_selector("#attention-plot .js-plotly-plot", timeout=ACTION_TIMEOUT_MS)
+        _set_sentence(page, SENTENCE)
+        for _step in range(3):
+            page.evaluate(STEP_JS)
+        for times in (first, again):
+            for tab in (*TABS[1:], TABS[0]):  # the Attention tab is open already: it comes last
+                times[tab].append(page.evaluate(OPEN_JS, tab)["ms"])
+                page.wait_for_timeout(300)  # the tab's own late redraws (FIT_PLOTS_JS) out of the next one's way
+    result: dict[str, Any] = {}
+    for tab in TABS:
+        key = tab.lower().replace(" ", "_")
+        result[f"open_first_{key}_ms_median"] = round(statistics.median(first[tab]), 1)
+        result[f"open_again_{key}_ms_median"] = round(statistics.median(again[tab]), 1)
+    result["open_ms_max"] = max(value for key, value in result.items() if key.startswith("open_"))
+    return result
+
+
+def _slowed(page, slowdown: int, steps: int) -> dict[str, Any]:
+    """Step, step with the walkthrough open and open every view with Chromium's CPU slowed `slowdown` times."""
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Emulation.setCPUThrottlingRate", {"rate": slowdown})
+    try:
+        opened = _open_views(page, rounds=1)
+        timed: list[dict[str, Any]] = []
+        while len(timed) < steps:
+            result = page.evaluate(STEP_JS)
+            if result["finished"]:
+                page.evaluate(RESET_JS)
+            else:
+                timed.append(result)
+        walkthrough = _tab_steps(page, max(1, steps // 2), "Walkthrough", WALKTHROUGH_OPENED, WALKTHROUGH_STEP_JS)
+    finally:
+        cdp.send("Emulation.setCPUThrottlingRate", {"rate": 1})
+        cdp.detach()
+    return {
+        "cpu_slowdown": slowdown,
+        **summarise("slow_step_ms", [r["ms"] for r in timed]),
+        **summarise("slow_walkthrough_step_ms", [r["ms"] for r in walkthrough]),
+        "slow_open_ms_max": opened["open_ms_max"],
+        **{f"slow_{key}": value for key, value in opened.items() if key != "open_ms_max"},
     }
 
 
@@ -482,7 +580,7 @@ def measure_app(*, quick: bool, repeats: int | None = None, model: str = "en-de"
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             try:
-                page = browser.new_page(viewport={"width": 1280, "height": 1600})
+                page = browser.new_page(viewport=VIEWPORT)
                 page.set_default_timeout(ACTION_TIMEOUT_MS)
                 result.update(_measure_page(app, page, model=model, steps=steps, runs=runs, memory_steps=memory_steps))
             finally:
@@ -496,4 +594,7 @@ def measure_app(*, quick: bool, repeats: int | None = None, model: str = "en-de"
 
 
 if __name__ == "__main__":
-    print(json.dumps(measure_app(quick="--quick" in sys.argv), indent=2, ensure_ascii=False))
+    numbers = json.dumps(measure_app(quick="--quick" in sys.argv), indent=2, ensure_ascii=False)
+    if "--json" in sys.argv:
+        Path(sys.argv[sys.argv.index("--json") + 1]).write_text(numbers + "\n")
+    print(numbers)

@@ -185,6 +185,39 @@ def test_a_plot_redrawn_while_its_tab_is_hidden_fills_its_width_when_shown(page)
     page.wait_for_function(f"n => ({rows})() === n + 1", arg=n_rows)  # and it shows the step taken meanwhile
 
 
+DRAWN_ONCE = """async () => {
+    const P = window.Plotly, div = document.createElement('div');
+    div.style.width = '400px';
+    document.body.appendChild(div);
+    await P.react(div, [{type: 'bar', y: [1]}], {height: 200});  // a new plot: drawn
+    let draws = 0, layouts = 0;
+    div.on('plotly_afterplot', () => { draws += 1; });
+    div.on('plotly_relayout', () => { layouts += 1; });
+    const taken = P.react(div, [{type: 'bar', y: [2]}], {height: 200});
+    div.remove();  // the update took the plot off the page (gradio's {#key} block): not drawn
+    await taken;
+    const offPage = [draws, div.data[0].y[0]];
+    document.body.appendChild(div);
+    await P.react(div, [{type: 'bar', y: [3]}], {height: 200});  // on the page: drawn
+    const onPage = [draws, div.data[0].y[0]];
+    await P.Plots.resize(div);  // it fits its place: not laid out again
+    const fitted = layouts;
+    div.style.width = '300px';
+    await P.Plots.resize(div);  // its place changed: laid out again, at the new width
+    const result = {offPage, onPage, fitted, resized: [layouts, div._fullLayout.width]};
+    div.remove();
+    return result;
+}"""
+
+
+def test_a_figure_is_drawn_once_and_laid_out_again_only_when_its_place_changes(page):
+    """Issue 35 §5: gradio's Plot drew every new figure twice (on the old div, then on the new one that replaces
+    it) and laid it out a third time 100 ms later for the size it had: 150 ms of a Step in the browser."""
+    step(page)
+    assert page.evaluate("() => window.Plotly.drawnOnce") is True
+    assert page.evaluate(DRAWN_ONCE) == {"offPage": [0, 1], "onPage": [1, 3], "fitted": 0, "resized": [1, 300]}
+
+
 def test_the_teacher_forced_table_shows_tokens_as_they_are(page):
     """Issue 13: `<s>` in a code span was escaped twice and shown as `&lt;s&gt;`."""
     step(page)

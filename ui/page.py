@@ -297,10 +297,17 @@ def build_demo(registry: ModelRegistry, pool: TrainingPool | None = None) -> gr.
     return build_page(registry, pool).demo
 
 
+def page_column() -> gr.Column:
+    """The column that holds the whole page, marked with its layout (`page-layout`: on a wide screen, the views
+    beside the sentence and the decoding, assets/style.css), a mark the presentation layout takes away while it is
+    on (ui/presentation.py)."""
+    return gr.Column(elem_id="page", elem_classes="page-layout")
+
+
 def build_page(registry: ModelRegistry, pool: TrainingPool | None = None) -> Page:
     """The page of `build_demo`, with its components and handlers by name (for tests and benchmarks)."""
     # Files handed out (a trained model's Download) are deleted after an hour.
-    with Blocks(title="Transformer Explorer", delete_cache=(1800, 3600)) as demo:
+    with Blocks(title="Transformer Explorer", delete_cache=(1800, 3600)) as demo, page_column():
         page = Page(registry, demo, pool if pool is not None else TrainingPool())
         header = Header(page)  # the panels are built in the page's order
         sentence = SentencePanel(page)

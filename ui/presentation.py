@@ -22,9 +22,11 @@ INTRODUCTION = N_(
     "head's attention, the next-token probabilities, masks, heads, positions."
 )
 
-# The layout follows the switch (also when a shared link sets it); the figures then measure their new width.
+# The layout follows the switch (also when a shared link sets it); the figures then measure their new width. The
+# page's column loses the mark of its own layout (`.page-layout`, assets/style.css) while the switch is on.
 LAYOUT_JS = """(on) => {
     document.body.classList.toggle("presentation", Boolean(on));
+    document.getElementById("page").classList.toggle("page-layout", !on);
     const fit = () => window.dispatchEvent(new Event("resize"));
     requestAnimationFrame(() => requestAnimationFrame(fit));
     setTimeout(fit, 300);
