@@ -56,7 +56,7 @@ streamed updates, so `run_message_ms` lags `run_stream_end_ms` when the browser 
   painted, and nothing is left to do). Each page opens every tab twice in the guide's order, after three steps:
   the first time (`open_first_ms`: gradio builds the tab's components then) and again (`open_again_ms`);
   `open_ms_max` is the slowest median.
-* **A slower computer** (`cpu_slowdown`, 4 in full mode): Chromium's CPU slowed that many times (DevTools'
+* **A slower computer** (`cpu_slowdown`, 4; full mode only): Chromium's CPU slowed that many times (DevTools'
   `Emulation.setCPUThrottlingRate`, as a Chromebook), the server as it is: `slow_step_ms_*`,
   `slow_walkthrough_step_ms_*` and `slow_open_ms_max` (10 steps, 5 in the walkthrough, one round of opening).
 
@@ -442,7 +442,7 @@ def _measure_page(app: App, page, *, model: str, steps: int, runs: int, memory_s
             page.evaluate(RESET_JS)
     after_memory = app.memory_mb()
     opened = _open_views(page, rounds=1 if steps < 10 else 3)
-    slowed = _slowed(page, CPU_SLOWDOWN, steps=3 if steps < 10 else 10)
+    slowed = _slowed(page, CPU_SLOWDOWN, steps=10) if steps >= 10 else {}  # a minute more: not in quick mode
 
     return {
         "page_load_s": round(page_load_s, 2),
@@ -551,8 +551,9 @@ def measure_app(*, quick: bool, repeats: int | None = None, model: str = "en-de"
     """Start the real app and measure start-up, Step, Run and memory; see the module docstring.
 
     Args:
-        quick: 1 start, 3 timed steps, 2 runs and 30 Step clicks before the memory is read (under a minute on an
-            idle machine), instead of 3 starts, 30 steps, 10 runs and 100 clicks.
+        quick: 1 start, 3 timed steps, 2 runs, 30 Step clicks before the memory is read and one round of opening
+            the views, and no slowed CPU (about a minute on an idle machine), instead of 3 starts, 30 steps, 10 runs,
+            100 clicks, three rounds and the slowed CPU.
         repeats: how many runs to time, and in full mode how many starts, instead of the numbers above.
         model: the built-in model to step and run.
     """
