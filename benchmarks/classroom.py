@@ -179,7 +179,7 @@ class PageEvents:
         self.ticks = [d for d in config["dependencies"] if d.get("backend_fn") and d["targets"]
                       and d["targets"][0][1] == "tick"]  # fmt: skip  # the Train tab's poll (a gr.Timer)
         # The controls, by the setting each holds: Step takes them all, after the explorer, in the order of `NAMES`.
-        controls = [i for i in self.event("step-btn", "click")["inputs"] if self.components[i]["type"] != "state"]
+        controls = [i for i in self.event("step-api", "click")["inputs"] if self.components[i]["type"] != "state"]
         self.setting_of = dict(zip(controls, NAMES, strict=True))
 
     def event(self, name: str, trigger: str) -> dict:
@@ -266,10 +266,10 @@ class Student:
         page, settings = self.page, self.settings
         if kind == "step":
             self.k += 1
-            return await self.call(page.event("step-btn", "click"))
+            return await self.call(page.event(f"step-on-{self.tab}", "click"))  # as the page's Step does
         if kind == "back":
             self.k -= 1
-            return await self.call(page.event("back-btn", "click"))
+            return await self.call(page.event(f"back-on-{self.tab}", "click"))
         if kind == "run":
             self.k = self.sentence.n_steps
             return await self.call(page.event("run-btn", "click"))

@@ -7,6 +7,7 @@ import torch
 
 from explorer import Explorer, ExplorerState, cache, inside
 from explorer.cache import SharedCache, size_of
+from ui.decoding import DecodingPanel
 from ui.page import build_page
 from ui.settings import DEFAULTS, NAMES
 from ui.tabs import AttentionTab, InsideTab, MasksTab, TwinsTab, WalkthroughTab
@@ -293,3 +294,42 @@ def test_the_failures_among_the_examples_say_why_in_full(registry):
     assert all(
         line == f"- {label}" and "a failure to study: " in line for line, label in zip(failures, labels, strict=True)
     )
+
+
+def move_events(page, move: str) -> dict[str, dict]:
+    """The page's events of the move `move` (step, back), by the elem_id of the button that triggers each."""
+    config = page.demo.get_config_file()
+    elem_ids = {component["id"]: component["props"].get("elem_id") for component in config["components"]}
+    return {
+        elem_ids[target]: dependency
+        for dependency in config["dependencies"]
+        for target, trigger in dependency["targets"]
+        if trigger == "click" and str(elem_ids.get(target)).startswith(move)
+    }
+
+
+@pytest.mark.parametrize("move", ["step", "back"])
+def test_a_step_lists_only_what_the_open_tab_and_the_page_around_it_show(page, move):
+    """Issue 35 §5: a Step listed every tab's outputs (48), and gradio's page works for each of them at every event,
+    shown or not. The page's button now clicks the move's own button for the open tab; the API keeps every output."""
+    events = move_events(page, move)
+    assert events[f"{move}-btn"]["backend_fn"] is False and events[f"{move}-btn"]["js"]  # it only routes
+    for key in page.tab_by_key:
+        routed = events[f"{move}-on-{key}"]
+        assert routed["outputs"] == [component._id for component in page.moving_outputs_on(key)]
+    assert len(events[f"{move}-on-attention"]["outputs"]) <= 12 < len(page.moving_outputs)
+    assert events[f"{move}-api"]["api_name"] == move  # gradio_client's `/step` and `/back`, as before
+    assert events[f"{move}-api"]["outputs"] == [component._id for component in page.moving_outputs]
+
+
+def test_a_tabs_own_step_draws_that_tab_whatever_the_state_says(page, counted):
+    """A Step clicked just after opening the Walkthrough can reach the server before the tab's own event: it draws
+    the walkthrough (its event lists nothing else), not the tab the state still has open."""
+    explorer = page.apply(None, *values())[page.explorer]
+    assert explorer.state.tab == "attention"
+    step = page.action(DecodingPanel.step, moves=True, tab="walkthrough")
+    updates = step(explorer, *values())
+    tour = panel_of(page, WalkthroughTab)
+    assert counted["tour"] == 1 and set(tour.outputs) <= set(updates)
+    assert set(updates) <= set(page.moving_outputs_on("walkthrough"))
+    assert not set(updates) & set(panel_of(page, AttentionTab).outputs)

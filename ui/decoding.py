@@ -200,16 +200,8 @@ class DecodingPanel(Panel):
         """Step, Back and Reset answer in one message; Run streams the text and draws the figures at the end. The
         five can be called by gradio_client (undocumented; the load test uses them)."""
         page = self.page
-        moves = {"step": (self.step_btn, self.step), "back": (self.back_btn, lambda e: e.back())}
-        for name, (button, act) in moves.items():
-            button.click(
-                page.action(act, moves=True),
-                page.inputs,
-                page.moving_outputs,
-                api_name=name,
-                api_visibility="undocumented",
-                **QUICK,
-            )
+        page.wire_move("step", self.step_btn, self.step)
+        page.wire_move("back", self.back_btn, lambda e: e.back())
         self.reset_btn.click(
             page.action(lambda e: e.reset()),
             page.inputs,

@@ -32,6 +32,15 @@ from .tabs import TABS
 
 EMPTY_SENTENCE = N_("The sentence box is empty: type a sentence, or click one of the examples.")
 
+# A move's button (Step, Back) clicks the hidden button of the same move for the open tab (`Page.wire_move`), whose
+# event lists only what that tab and the page around it show: gradio's page does work for every output an event
+# lists, shown or not (48 for a Step that listed every tab's).
+ROUTE_JS = """() => {
+    const open = document.querySelector("#views [role=tab][aria-selected=true]");
+    const key = (open && open.dataset.tabId) || "attention";
+    (document.getElementById(`__MOVE__-on-${key}`) || document.getElementById("__MOVE__-on-attention")).click();
+}"""
+
 
 def enlarged_for_presentation(updates: Updates, state: ExplorerState) -> Updates:
     """`updates`, with the figures among them enlarged in the presentation layout (as new figures: a figure may be
@@ -148,6 +157,35 @@ class Page:
         in the server and in the browser."""
         return [self.explorer, *(component for panel in self.panels for component in panel.outputs)]
 
+    def moving_outputs_on(self, tab: str) -> list[Component]:
+        """What a move may redraw while the tab `tab` is open: `moving_outputs` less the other tabs' panels."""
+        shown = (panel for panel in self.panels if self.shown(panel, tab))
+        return [self.explorer, *(component for panel in shown for component in panel.outputs)]
+
+    def wire_move(self, name: str, button: gr.Button, act: Callable[[Explorer], str | None]) -> None:
+        """Wire the move `name` (Step, Back), `act` on the user's explorer. The page's `button` clicks the move's
+        hidden button for the open tab (`ROUTE_JS`), which draws that tab and lists only its outputs; the API (and
+        gradio_client) keeps the move `name`, which lists every tab's and draws the one the state has open."""
+        for key in self.tab_by_key:
+            routed = gr.Button(visible="hidden", elem_id=f"{name}-on-{key}")
+            routed.click(
+                self.action(act, moves=True, tab=key),
+                self.inputs,
+                self.moving_outputs_on(key),
+                api_visibility="private",
+                **QUICK,
+            )
+        api = gr.Button(visible="hidden", elem_id=f"{name}-api")
+        api.click(
+            self.action(act, moves=True),
+            self.inputs,
+            self.moving_outputs,
+            api_name=name,
+            api_visibility="undocumented",
+            **QUICK,
+        )
+        button.click(None, None, None, js=ROUTE_JS.replace("__MOVE__", name), api_visibility="private")
+
     def explorer_with(self, explorer: Explorer | None, values: tuple) -> tuple[Explorer, str]:
         """The user's explorer with the settings whose values are `values` (in the order of `NAMES`), and a note
         when the sentence had to change (`ui.settings.with_settings`)."""
@@ -157,10 +195,17 @@ class Page:
         """The models the user can choose: with the models they trained (`PersonalRegistry`), once they have one."""
         return explorer.registry if isinstance(explorer, Explorer) else self.registry
 
-    def refreshed(self, explorer: Explorer | None, message: str = "", light: bool = False, note: str = "") -> Updates:
-        """The outputs of every panel shown for the explorer's state, and unless `light` every panel's controls (or
-        everything cleared, with `message`, when there is no explorer). `note`: why the sentence is not the one
-        typed (`with_settings`)."""
+    def refreshed(
+        self,
+        explorer: Explorer | None,
+        message: str = "",
+        light: bool = False,
+        note: str = "",
+        tab: str | None = None,
+    ) -> Updates:
+        """The outputs of every panel shown for the explorer's state (or for the tab `tab`, when the event that asks
+        is that tab's own, `wire_move`), and unless `light` every panel's controls (or everything cleared, with
+        `message`, when there is no explorer). `note`: why the sentence is not the one typed (`with_settings`)."""
         if explorer is None:
             updates: Updates = {self.explorer: None}
             for panel in self.panels:
@@ -171,7 +216,7 @@ class Page:
         for panel in self.panels:
             if not light:
                 updates.update(panel.sync(frame))
-            if self.shown(panel, explorer.state.tab):  # a hidden one is drawn when its tab opens (`opened`)
+            if self.shown(panel, tab or explorer.state.tab):  # a hidden one is drawn when its tab opens (`opened`)
                 updates.update(panel.refresh(frame))
         return enlarged_for_presentation(updates, explorer.state)
 
@@ -214,10 +259,13 @@ class Page:
             outputs = [self.explorer, self.status, *(c for panel in drawn for c in panel.outputs)]
             tab.select(self.opened(key), self.explorer, outputs, api_visibility="private", **QUICK)
 
-    def action(self, act: Callable[..., str | None], *, moves: bool = False, extra: int = 0) -> Callable[..., Updates]:
+    def action(
+        self, act: Callable[..., str | None], *, moves: bool = False, extra: int = 0, tab: str | None = None
+    ) -> Callable[..., Updates]:
         """A handler of (explorer, *extra values, *settings values): apply the settings, then `act(explorer, *extra
         values)` (which may return a message), then refresh. `moves`: it only moves through the decoding (Step,
-        Back, forcing)."""
+        Back, forcing). `tab`: the event is that tab's own (`wire_move`): it draws that tab, and lists its
+        outputs only."""
 
         def handler(explorer, *inputs):
             given, values = inputs[:extra], inputs[extra:]
@@ -227,7 +275,7 @@ class Page:
                     before = explorer.state if isinstance(explorer, Explorer) else None
                     explorer, note = self.explorer_with(explorer, values)
                     light = moves and explorer.state == before and not note
-                    updates = self.refreshed(explorer, act(explorer, *given) or "", light=light, note=note)
+                    updates = self.refreshed(explorer, act(explorer, *given) or "", light=light, note=note, tab=tab)
                     if note:  # the sentence changed: the text box shows the new one
                         updates[self.control("source")] = explorer.state.source
             except ExplorerError as error:
@@ -235,15 +283,18 @@ class Page:
                     message = str(error)
                     if not settings["source"].strip():  # an empty box: nothing of the old one stays
                         explorer, message = None, _(EMPTY_SENTENCE)
-                    updates = self.refreshed(explorer if isinstance(explorer, Explorer) else None, message)
+                    updates = self.refreshed(explorer if isinstance(explorer, Explorer) else None, message, tab=tab)
+            if tab is not None:
+                return self.moved(updates, self.moving_outputs_on(tab))
             return self.moved(updates) if moves else updates
 
         return uses_gpu(handler)
 
-    def moved(self, updates: Updates) -> Updates:
-        """`updates` for an event of `moving_outputs`: a setting that reached the server with a move (changed a
-        moment before the click, its own event still on its way) leaves the controls as the user set them."""
-        allowed = set(self.moving_outputs)
+    def moved(self, updates: Updates, outputs: Sequence[Component] | None = None) -> Updates:
+        """`updates` for an event of `moving_outputs` (or of `outputs`): a setting that reached the server with a
+        move (changed a moment before the click, its own event still on its way) leaves the controls as the user set
+        them."""
+        allowed = set(self.moving_outputs if outputs is None else outputs)
         return {component: value for component, value in updates.items() if component in allowed}
 
     def on_input(self, *components: Component) -> None:
