@@ -62,7 +62,12 @@ streamed updates, so `run_message_ms` lags `run_stream_end_ms` when the browser 
 
 The window is 1400×1000 (`VIEWPORT`), a laptop's, as the issue that set the targets measured it.
 
-Run with `python -m benchmarks.app_bench [--quick] [--json PATH]`.
+* **In a class** (`measure_step_in_a_class`, `--class N`): the same Step, timed in one real browser while N simulated
+  students use the same server (`benchmarks.classroom`, in a process of its own, thinking 3 s between actions):
+  `class_step_ms_*` from the browser, and the class's own Step latencies from its report. Everything shares this
+  machine's two cores, as a teacher's laptop serving a class would.
+
+Run with `python -m benchmarks.app_bench [--quick] [--json PATH] [--class N]`.
 """
 
 from __future__ import annotations
@@ -594,7 +599,64 @@ def measure_app(*, quick: bool, repeats: int | None = None, model: str = "en-de"
     return result
 
 
+CLASS_WARMUP_S = 15  # `benchmarks.classroom` times 30 actions of one student alone, then the idle server, first
+
+
+def measure_step_in_a_class(students: int = 30, seconds: float = 120, model: str = "en-de") -> dict[str, Any]:
+    """One browser's Step while `students` simulated students use the same server for `seconds` (see the module
+    docstring): the browser steps through `SENTENCE` again and again, from the class's start to its end."""
+    import subprocess
+
+    from playwright.sync_api import sync_playwright
+
+    app = App()
+    app.start()
+    report = Path(app.log.name).with_suffix(".class.json")
+    command = [sys.executable, "-m", "benchmarks.classroom", "--url", app.url, "--pid", str(app.process.pid),
+               "--students", str(students), "--seconds", str(seconds), "--calibrate", "30"]  # fmt: skip
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport=VIEWPORT)
+            page.set_default_timeout(ACTION_TIMEOUT_MS)
+            page.add_init_script(STREAM_TAP_JS)
+            page.goto(app.url)
+            page.wait_for_selector("#attention-plot .js-plotly-plot")
+            if shown_model(page) != model:
+                _pick_model(page, model)
+            _set_sentence(page, SENTENCE)
+            with report.open("w") as out:
+                students_run = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.DEVNULL)
+            timed: list[dict[str, Any]] = []
+            class_starts = time.monotonic() + CLASS_WARMUP_S  # the class's own calibration, then its idle reading
+            while students_run.poll() is None:
+                result = page.evaluate(STEP_JS)
+                if result["finished"]:
+                    page.evaluate(RESET_JS)
+                elif time.monotonic() > class_starts:
+                    timed.append(result)
+                page.wait_for_timeout(500)  # a reader's pause between two Steps
+            browser.close()
+        the_class = json.loads(report.read_text())
+    finally:
+        app.close()
+        report.unlink(missing_ok=True)
+    step = the_class["actions"].get("step", {})
+    return {
+        "students": students,
+        "seconds": seconds,
+        **summarise("class_step_ms", [r["ms"] for r in timed]),
+        **_breakdown("class_step", timed),
+        "class_errors": the_class["errors"],
+        "class_students_step": step,
+    }
+
+
 if __name__ == "__main__":
+    if "--class" in sys.argv:
+        students = int(sys.argv[sys.argv.index("--class") + 1])
+        print(json.dumps(measure_step_in_a_class(students), indent=2, ensure_ascii=False))
+        raise SystemExit
     numbers = json.dumps(measure_app(quick="--quick" in sys.argv), indent=2, ensure_ascii=False)
     if "--json" in sys.argv:
         Path(sys.argv[sys.argv.index("--json") + 1]).write_text(numbers + "\n")
