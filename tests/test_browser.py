@@ -218,6 +218,33 @@ def test_a_figure_is_drawn_once_and_laid_out_again_only_when_its_place_changes(p
     assert page.evaluate(DRAWN_ONCE) == {"offPage": [0, 1], "onPage": [1, 3], "fitted": 0, "resized": [1, 300]}
 
 
+CLIPPED_LABELS = """() => {
+    const svg = document.querySelector('#candidates-plot .main-svg').getBoundingClientRect();
+    const texts = [...document.querySelectorAll('#candidates-plot .ytick text, #candidates-plot .ytitle')];
+    return [texts.length, texts.filter(t => t.getBoundingClientRect().left < svg.left).map(t => t.textContent)];
+}"""
+
+
+@pytest.mark.parametrize("presentation", [False, True])
+def test_the_candidates_labels_fit_the_margins_set_for_them(browser, app_url, presentation):
+    """Issue 35 §5: the candidates' margins are set from their labels (Plotly no longer measures them): every label
+    and the axis title lie inside the figure, in the page's layout and in the presentation's larger text."""
+    tab = opened(browser, app_url, 1024, 768)
+    if presentation:
+        tab.locator("#presentation input").check()
+        tab.wait_for_function("() => document.body.classList.contains('presentation')")
+    source = tab.locator("#source-text textarea")
+    source.fill("Unfortunately, the international conference was postponed.")
+    source.press("Enter")
+    tab.wait_for_function("() => document.querySelector('#source-pieces').innerText.includes('conference')")
+    tab.locator("#step-btn").click()
+    wait_for_output_change(tab, "")
+    tab.wait_for_timeout(500)
+    count, clipped = tab.evaluate(CLIPPED_LABELS)
+    assert count == 11 and clipped == []  # ten candidates and the title
+    tab.close()
+
+
 def test_the_teacher_forced_table_shows_tokens_as_they_are(page):
     """Issue 13: `<s>` in a code span was escaped twice and shown as `&lt;s&gt;`."""
     step(page)

@@ -798,3 +798,21 @@ def test_the_diagram_title_wraps_a_long_model_name_rather_than_cut_it():
     assert short["layout"]["title"]["text"] == "en-de: post-norm"
     assert len(lines) == 2 and all(len(line) <= DIAGRAM_TITLE_CHARS for line in lines)
     assert long.to_dict()["layout"]["height"] == short["layout"]["height"] + 20  # room for the second line
+
+
+def test_the_candidates_margins_are_set_from_their_labels_not_measured_by_plotly():
+    """Issue 35 §5: Plotly measured every label of an `automargin` axis and drew the chart again when the margins
+    changed, half the time a new bar chart took the browser. The margins hold the widest label (a wide character
+    counts as a whole em, an escaped one as one character), the axis title, and grow with the presentation's text."""
+    latin = figures.candidates_bar(["▁a", "▁Entschuldigung"], [0.5, 0.5])
+    wide = figures.candidates_bar(["▁a", "你好世界你好世界你好世界你好"], [0.5, 0.5])
+    escaped = figures.candidates_bar(["&&&&&&&&&&&&&&"], [1.0])
+    for figure in (latin, wide, escaped):
+        assert figure.layout.xaxis.automargin is False and figure.layout.yaxis.automargin is False
+    size = latin.layout.font.size
+    assert latin.layout.margin.l >= len("1 · ▁Entschuldigung") * 0.55 * size + 2 * size  # labels, then the title
+    assert wide.layout.margin.l - latin.layout.margin.l >= (14 - 15 * 0.62) * size - 1  # 14 wide, not 15 narrow
+    assert figures.base.label_width_em(escaped.data[0].y[0]) == pytest.approx(len("0 · ") * 0.62 + 14 * 0.62)
+    grown = figures.enlarged(latin)
+    assert grown.layout.margin.l == round(latin.layout.margin.l * 1.4)
+    assert grown.layout.margin.b == round(latin.layout.margin.b * 1.4)

@@ -125,6 +125,33 @@ def text_width(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
 
 
+# A label's width in ems of Noto Sans: a Latin character at most 0.62 (lower case and digits are 0.5–0.6, "m" and
+# capitals more, and a label has few of those), a wide (Chinese) one 1.
+LATIN_EM, WIDE_EM = 0.62, 1.0
+
+
+def label_width_em(label: str) -> float:
+    """The width of a label as Plotly draws it (`html.unescape`d: `&amp;` is one character), in ems."""
+    text = html.unescape(label)
+    return sum(WIDE_EM if unicodedata.east_asian_width(char) in "WF" else LATIN_EM for char in text)
+
+
+def with_margins_for(figure: Figure, y_labels: Sequence[str]) -> Figure:
+    """`figure` with its left and bottom margins set from its labels instead of measured by Plotly (`automargin`):
+    the y axis's tick labels `y_labels` and its title on the left, one line of x tick labels and the x title below.
+    Plotly measures every label of an `automargin` axis (a forced layout of the page each) and draws a new plot
+    again when the margins change: half the time the browser took for the candidates (docs/benchmark-notes.md)."""
+    layout = figure.layout
+    size = (layout.font.size if layout.font else None) or 12
+    widest = max((label_width_em(label) for label in y_labels), default=0.0)
+    margin = layout.setdefault("margin", Props())
+    margin["l"] = round(widest * size + 6 + 1.6 * size + 6)  # the labels, their gap, the title (one line) and air
+    margin["b"] = round(1.5 * size + 1.6 * size + 8)  # a line of tick labels, the title and air
+    layout.xaxis["automargin"] = False
+    layout.yaxis["automargin"] = False
+    return figure
+
+
 def axis_labels(tokens: Sequence[object]) -> list[str]:
     """Unique, escaped category labels: `"3 · ▁the"` for the token `▁the` at position 3."""
     return [f"{i} · {escape_label(shorten(readable(token)))}" for i, token in enumerate(tokens)]
@@ -284,6 +311,8 @@ def enlarged(figure: Figure, by: float = 1.4) -> Figure:
     for annotation in layout.annotations or []:
         if annotation.font and annotation.font.size:
             annotation.font["size"] = grow(annotation.font.size, 12)
+    if layout.xaxis and layout.xaxis.automargin is False and layout.margin:  # margins set from the labels
+        layout.margin.update(l=round(layout.margin.l * by), b=round(layout.margin.b * by))
     for name, axis in layout.items():
         if not re.fullmatch(r"[xy]axis\d*", name):
             continue

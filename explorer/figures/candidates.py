@@ -21,6 +21,7 @@ from .base import (
     axis_labels,
     escape_label,
     trace,
+    with_margins_for,
 )
 
 
@@ -68,7 +69,8 @@ def candidates_bar(tokens: Sequence[str], probs: Any, *, chosen: int | None = No
         textposition="auto",
         hovertemplate="%{y}<br>%{x:.2%}<extra></extra>",
     )
-    return _figure([bars], title, _bar_height(len(order), 26), **_candidate_axes(), showlegend=False)
+    figure = _figure([bars], title, _bar_height(len(order), 26), **_candidate_axes(), showlegend=False)
+    return with_margins_for(figure, labels)
 
 
 def compare_candidates(
