@@ -266,6 +266,7 @@ class Page:
         values)` (which may return a message), then refresh. `moves`: it only moves through the decoding (Step,
         Back, forcing). `tab`: the event is that tab's own (`wire_move`): it draws that tab, and lists its
         outputs only."""
+        outputs = self.moving_outputs_on(tab) if tab is not None else None  # what the move's event lists
 
         def handler(explorer, *inputs):
             given, values = inputs[:extra], inputs[extra:]
@@ -284,9 +285,7 @@ class Page:
                     if not settings["source"].strip():  # an empty box: nothing of the old one stays
                         explorer, message = None, _(EMPTY_SENTENCE)
                     updates = self.refreshed(explorer if isinstance(explorer, Explorer) else None, message, tab=tab)
-            if tab is not None:
-                return self.moved(updates, self.moving_outputs_on(tab))
-            return self.moved(updates) if moves else updates
+            return self.moved(updates, outputs) if moves else updates
 
         return uses_gpu(handler)
 
