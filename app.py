@@ -26,7 +26,7 @@ import torch
 
 from explorer import ModelRegistry
 from explorer.training import TrainingPool
-from ui import decoding, fonts, i18n, panel, runtime
+from ui import decoding, fonts, i18n, plot, runtime
 from ui.page import build_demo
 
 ROOT = Path(__file__).resolve().parent
@@ -61,8 +61,8 @@ if runtime.APART:
     REGISTRY.preload()
 # Gradio 6: theme and css go to launch(). Each open session keeps its explorer (about 1 MB with a built-in model);
 # the least recently used sessions beyond 1,000 are forgotten (Gradio's default keeps 10,000).
-# The text in Noto Sans, served from assets/fonts (ui/fonts.py), not Montserrat.
-gr.set_static_paths([fonts.FOLDER])
+# The text in Noto Sans, served from assets/fonts (ui/fonts.py), not Montserrat; plotly.js (ui/plot.py).
+gr.set_static_paths([fonts.FOLDER, plot.PLOTLY_JS])
 CSS = fonts.font_faces() + "\n" + (ROOT / "assets" / "style.css").read_text(encoding="utf-8")
 # Soft's indigo one shade darker where it is text or under white text: every label, button and chosen option meets
 # WCAG's contrast minimum of 4.5:1 (the accessibility audit, tests/test_browser.py).
@@ -82,7 +82,7 @@ LAUNCH_OPTIONS = {
     "state_session_capacity": 1000,
     "i18n": i18n.translations(),
     # Step, Back and Run from the keyboard; each figure drawn once
-    "head": decoding.SHORTCUTS_JS + panel.PLOTLY_ONCE_JS,
+    "head": decoding.SHORTCUTS_JS,
 }
 
 # The Train tab's runs: EXPLORER_TRAIN_SLOTS worker processes (1 by default), each a fresh interpreter.

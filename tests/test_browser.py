@@ -185,37 +185,48 @@ def test_a_plot_redrawn_while_its_tab_is_hidden_fills_its_width_when_shown(page)
     page.wait_for_function(f"n => ({rows})() === n + 1", arg=n_rows)  # and it shows the step taken meanwhile
 
 
-DRAWN_ONCE = """async () => {
-    const P = window.Plotly, div = document.createElement('div');
-    div.style.width = '400px';
-    document.body.appendChild(div);
-    await P.react(div, [{type: 'bar', y: [1]}], {height: 200});  // a new plot: drawn
-    let draws = 0, layouts = 0;
-    div.on('plotly_afterplot', () => { draws += 1; });
-    div.on('plotly_relayout', () => { layouts += 1; });
-    const taken = P.react(div, [{type: 'bar', y: [2]}], {height: 200});
-    div.remove();  // the update took the plot off the page (gradio's {#key} block): not drawn
-    await taken;
-    const offPage = [draws, div.data[0].y[0]];
-    document.body.appendChild(div);
-    await P.react(div, [{type: 'bar', y: [3]}], {height: 200});  // on the page: drawn
-    const onPage = [draws, div.data[0].y[0]];
-    await P.Plots.resize(div);  // it fits its place: not laid out again
-    const fitted = layouts;
-    div.style.width = '300px';
-    await P.Plots.resize(div);  // its place changed: laid out again, at the new width
-    const result = {offPage, onPage, fitted, resized: [layouts, div._fullLayout.width]};
-    div.remove();
-    return result;
+WATCH_DRAWS = """() => {
+    window.drawsSeen = {};
+    for (const id of ['attention-plot', 'candidates-plot']) {
+        const gd = document.querySelector(`#${id} .js-plotly-plot`);
+        const seen = window.drawsSeen[id] = {gd, draws: 0, layouts: 0};
+        gd.on('plotly_afterplot', () => { seen.draws += 1; });
+        gd.on('plotly_relayout', () => { seen.layouts += 1; });
+    }
 }"""
+DRAWS_SEEN = """() => Object.fromEntries(Object.entries(window.drawsSeen).map(([id, seen]) => [id, {
+    same: seen.gd === document.querySelector(`#${id} .js-plotly-plot`) && seen.gd.isConnected,
+    draws: seen.draws, layouts: seen.layouts}]))"""
 
 
-def test_a_figure_is_drawn_once_and_laid_out_again_only_when_its_place_changes(page):
-    """Issue 35 §5: gradio's Plot drew every new figure twice (on the old div, then on the new one that replaces
-    it) and laid it out a third time 100 ms later for the size it had: 150 ms of a Step in the browser."""
+def test_a_step_draws_each_figure_once_on_the_div_that_shows_it(page):
+    """Issue 35 §5: gradio's Plot drew every new figure from nothing on a new div (after drawing it once more on the
+    old one) and laid it out a third time 100 ms later. `ui.plot.Plot` draws the new figure on the same div, once,
+    and lays nothing out again while its place keeps its size."""
     step(page)
-    assert page.evaluate("() => window.Plotly.drawnOnce") is True
-    assert page.evaluate(DRAWN_ONCE) == {"offPage": [0, 1], "onPage": [1, 3], "fitted": 0, "resized": [1, 300]}
+    page.wait_for_timeout(300)
+    page.evaluate(WATCH_DRAWS)
+    step(page)
+    page.wait_for_function("() => Object.values(window.drawsSeen).every(seen => seen.draws > 0)")
+    page.wait_for_timeout(300)  # a second drawing, or a layout, would come by now
+    assert page.evaluate(DRAWS_SEEN) == {
+        "attention-plot": {"same": True, "draws": 1, "layouts": 0},
+        "candidates-plot": {"same": True, "draws": 1, "layouts": 0},
+    }
+
+
+def test_a_plot_in_a_closed_tab_is_drawn_when_it_opens_at_the_width_it_has(page):
+    """Issue 35 §5: a figure for a closed tab waits (nobody sees it); opened, it fills its place, not Plotly's
+    700 px default."""
+    step(page)
+    open_tab(page, "Walkthrough")
+    page.wait_for_function("() => document.querySelector('#walkthrough-cross-plot .js-plotly-plot') !== null")
+    page.wait_for_timeout(300)
+    widths = page.evaluate(
+        """() => { const gd = document.querySelector('#walkthrough-cross-plot .js-plotly-plot');
+        return [gd._fullLayout.width, Math.round(gd.getBoundingClientRect().width)]; }"""
+    )
+    assert abs(widths[0] - widths[1]) <= 1 and widths[0] != 700, widths
 
 
 CLIPPED_LABELS = """() => {

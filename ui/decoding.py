@@ -19,6 +19,7 @@ from explorer.state import STRATEGIES
 from . import gradio_patch, runtime
 from .i18n import T
 from .panel import Frame, PageAccess, Panel, Updates
+from .plot import Plot
 from .runtime import QUICK, one_at_a_time, uses_gpu
 from .settings import DEFAULTS, Settings
 from .switches import SwitchedOffPanel
@@ -143,7 +144,7 @@ class DecodingPanel(Panel):
         self.output_text = gr.Textbox(label=T("Output so far"), interactive=False, elem_id="output-text")
         with gr.Row():
             with gr.Column():
-                self.candidates = gr.Plot(label=T("Next-token candidates"), show_label=False, elem_id="candidates-plot")
+                self.candidates = Plot(label=T("Next-token candidates"), show_label=False, elem_id="candidates-plot")
                 gr.Markdown(T(render.CANDIDATES_CAPTION), elem_id="candidates-caption", elem_classes="caption")
             with gr.Column():
                 self.force_choice = gr.Radio([], label=T("Force one of the candidates"), elem_id="force-choice")

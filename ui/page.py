@@ -23,7 +23,7 @@ from explorer.training import TrainingPool
 from . import api, runtime
 from .decoding import DecodingPanel
 from .gradio_patch import Blocks
-from .panel import FIT_PLOTS_JS, Frame, Panel, Updates, escaped
+from .panel import Frame, Panel, Updates, escaped
 from .presentation import Header
 from .runtime import QUICK, one_at_a_time, uses_gpu
 from .sentence import SentencePanel
@@ -73,11 +73,10 @@ class Page:
 
     def tab(self, label: str | I18nData, key: str) -> gr.Tab:
         """A tab of the views (use it as `with page.tab(T("Attention"), "attention"):`), known by `key` to the
-        state (`ExplorerState.tab`), whose figures fill their width whenever it is opened."""
+        state (`ExplorerState.tab`)."""
         opened = self.tab_by_key[key] = gr.Tab(label, id=key)
         self.tab_titles[key] = label
         self._building_tab = key
-        opened.select(None, None, None, js=FIT_PLOTS_JS, api_visibility="private")
         return opened
 
     def section(self, label: str | I18nData, key: str) -> gr.Accordion:

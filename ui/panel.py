@@ -25,64 +25,6 @@ from transformer.worked import WorkedStep
 
 Updates = dict[Component, Any]  # what a handler returns: the components it draws, with their new values
 
-# After a tab opens, every plot measures its container again: a plot drawn while its tab was hidden had no width to
-# measure and fell back to Plotly's 700 px. Plotly listens to the window's resize event; it is sent once the tab's
-# content is laid out (two frames), and again a little later for a figure that arrives while the tab opens.
-FIT_PLOTS_JS = """() => {
-    const fit = () => window.dispatchEvent(new Event("resize"));
-    requestAnimationFrame(() => requestAnimationFrame(fit));
-    setTimeout(fit, 250);
-}"""
-
-# Plotly as gradio's Plot uses it, drawing each figure once. It goes in the page's head (app.py's `LAUNCH_OPTIONS`),
-# so that it is in place when gradio loads Plotly and makes it `window.Plotly`.
-# - Gradio 6.31's Plot draws every new figure twice: on the plot's old div (its effect follows the new value), which
-#   it then replaces by a new div (a `{#key}` block) for the same figure. A plot drawn before is drawn after the
-#   page's update, and not at all when the update took it off the page.
-# - It then calls `Plotly.Plots.resize`, which lays the figure out again 100 ms later, and so does every window
-#   resize (`FIT_PLOTS_JS`, and Plotly's own `responsive` listener) for every plot on the page: a figure that already
-#   has its container's size is left as it is (what `resize` would draw is what is shown).
-# Together they were 150 ms of the 550 a Step took the browser to draw (benchmarks/app_bench.py).
-PLOTLY_ONCE_JS = """<script>
-if (!Object.getOwnPropertyDescriptor(window, "Plotly")) {
-    const divOf = (gd) => (typeof gd === "string" ? document.getElementById(gd) : gd);
-    const once = (react) => function (gd) {
-        const div = divOf(gd);
-        if (!div || !div._fullLayout) return react.apply(this, arguments);  // a new plot: drawn now
-        // A plot drawn before: drawn after the page's update, unless that update took it off the page.
-        return new Promise((resolve) => queueMicrotask(() => {
-            resolve(div.isConnected ? react.apply(this, arguments) : div);
-        }));
-    };
-    const fitted = (resize) => function (gd) {
-        const div = divOf(gd);
-        const full = div && div._fullLayout;
-        if (full && div.isConnected && div.layout) {
-            const style = window.getComputedStyle(div);
-            const width = parseFloat(style.width), height = parseFloat(style.height);
-            const fits = (given, now, drawn) => Boolean(given) || !now || Math.abs(now - drawn) <= 1;
-            if (fits(div.layout.width, width, full.width) && fits(div.layout.height, height, full.height)) {
-                return Promise.resolve(div);
-            }
-        }
-        return resize.apply(this, arguments);
-    };
-    let plotly;
-    Object.defineProperty(window, "Plotly", {
-        configurable: true,
-        get: () => plotly,
-        set: (value) => {
-            if (value && value.Plots && !value.drawnOnce) {
-                value.react = once(value.react);
-                value.Plots.resize = fitted(value.Plots.resize);
-                value.drawnOnce = true;
-            }
-            plotly = value;
-        },
-    });
-}
-</script>"""
-
 
 @dataclass(frozen=True)
 class Frame:

@@ -232,8 +232,8 @@ class Figure:
 
     Plotly's `graph_objects` check every property of a figure as it is built; for the figures the page draws at every
     step, for every user of a class, that took a tenth of the server's time. These figures are built as plain
-    dicts instead, and the tests check that Plotly accepts each one unchanged (`tests/test_figures.py`). Gradio's
-    `gr.Plot` takes one as it takes a Plotly figure: it calls `to_json`.
+    dicts instead, and the tests check that Plotly accepts each one unchanged (`tests/test_figures.py`). The page's
+    plots take one as they take a Plotly figure: they call `to_json`.
     """
 
     def __init__(self, data: Sequence[dict], layout: dict):

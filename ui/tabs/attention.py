@@ -11,6 +11,7 @@ from explorer.i18n import N_
 
 from ..i18n import T
 from ..panel import Frame, PageAccess, Panel, Updates
+from ..plot import Plot
 from ..runtime import QUICK
 from ..settings import DEFAULTS, head_choice, head_choices, head_options
 
@@ -48,7 +49,7 @@ class AttentionTab(Panel):
                 view = gr.Radio(views, value=DEFAULTS["view"], label=T("Show"), elem_id="attention-view", scale=2)
             self.family, self.layer = page.setting("family", family), page.setting("layer", layer)
             self.head, self.view = page.setting("head", head), page.setting("view", view)
-            self.plot = gr.Plot(show_label=False, elem_id="attention-plot")
+            self.plot = Plot(show_label=False, elem_id="attention-plot")
             self.caption = gr.Markdown(elem_id="attention-caption", elem_classes="caption")
             gr.Markdown(T(render.THUMBNAILS_CAPTION), elem_classes="caption", elem_id="thumbnails-caption")
             self.thumbnails = gr.HTML(elem_id="attention-thumbnails", js_on_load=THUMBNAIL_CLICK_JS)

@@ -9,6 +9,7 @@ from explorer.i18n import N_, _
 
 from ..i18n import T
 from ..panel import Frame, PageAccess, Panel, Updates
+from ..plot import Plot
 
 NOT_BEAM = N_(
     "Beam search is not in use. Choose **beam** under *Decoding*, then press **Step** or **Run**: the tree of the "
@@ -26,7 +27,7 @@ class BeamTab(Panel):
         super().__init__(page)
         with page.tab(T("Beam search"), self.tab):
             self.hint = gr.Markdown(T(NOT_BEAM), elem_id="beam-hint")
-            self.plot = gr.Plot(show_label=False, elem_id="beam-plot", visible=False)
+            self.plot = Plot(show_label=False, elem_id="beam-plot", visible=False)
             self.caption = gr.Markdown(T(render.BEAM_CAPTION), elem_classes="caption", visible=False)
         self.outputs = [self.hint, self.plot, self.caption]
 

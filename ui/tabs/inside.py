@@ -13,6 +13,7 @@ from explorer.i18n import N_
 
 from ..i18n import T, with_browser_words
 from ..panel import Frame, PageAccess, Panel, Updates
+from ..plot import Plot
 from ..settings import DEFAULTS
 
 HINT = N_(
@@ -92,7 +93,7 @@ class InsideTab(Panel):
             gr.Markdown(T(HINT), elem_classes="caption", elem_id="inside-hint")
             with gr.Row(elem_id="inside-row"):  # side by side in the presentation layout too (assets/style.css)
                 with gr.Column(scale=2, min_width=320, elem_id="inside-map"):
-                    self.diagram = gr.Plot(show_label=False, elem_id="inside-diagram")
+                    self.diagram = Plot(show_label=False, elem_id="inside-diagram")
                     stage = gr.Radio(
                         [(T(label), key) for label, key in inside.stage_choices()],
                         value=DEFAULTS["stage"],

@@ -11,6 +11,7 @@ from explorer.i18n import N_
 
 from ..i18n import T
 from ..panel import Frame, PageAccess, Panel, Updates, escaped
+from ..plot import Plot
 from ..runtime import LONG
 from ..settings import DEFAULTS, control_values, silenced_options
 
@@ -40,7 +41,7 @@ class MasksTab(Panel):
             self.silenced = gr.CheckboxGroup([], label=T("Silenced heads"), elem_id="silenced-heads")
             self.compare_btn = gr.Button(T("Compare with no heads silenced"), elem_id="compare-btn")
             self.compare_text = gr.Markdown(T(COMPARE_HINT), elem_id="compare-text")
-            self.compare_plot = gr.Plot(show_label=False, elem_id="compare-plot", visible=False)
+            self.compare_plot = Plot(show_label=False, elem_id="compare-plot", visible=False)
             self.compare_caption = gr.Markdown(
                 T(render.COMPARE_CAPTION), elem_id="compare-caption", elem_classes="caption", visible=False
             )

@@ -10,6 +10,7 @@ from explorer.i18n import _, ngettext
 
 from ..i18n import T
 from ..panel import PageAccess, Panel, Updates, escaped
+from ..plot import Plot
 from ..runtime import LONG
 from ..settings import DEFAULTS
 
@@ -36,14 +37,14 @@ class PositionsTab(Panel):
                     )
                     self.dims_note = gr.Markdown(elem_id="dims-note", elem_classes="note")  # what was left out
             table_caption, curves_caption, similarity_caption = render.POSITION_CAPTIONS
-            self.table = gr.Plot(show_label=False, elem_id="pe-plot")
+            self.table = Plot(show_label=False, elem_id="pe-plot")
             gr.Markdown(T(table_caption), elem_classes="caption")
             with gr.Row():
                 with gr.Column():
-                    self.curves = gr.Plot(show_label=False, elem_id="pe-curves")
+                    self.curves = Plot(show_label=False, elem_id="pe-curves")
                     gr.Markdown(T(curves_caption), elem_classes="caption")
                 with gr.Column():
-                    self.similarity = gr.Plot(show_label=False, elem_id="pe-similarity")
+                    self.similarity = Plot(show_label=False, elem_id="pe-similarity")
                     gr.Markdown(T(similarity_caption), elem_classes="caption")
             self.shuffle_btn = gr.Button(T("Translate with the source words shuffled"), elem_id="shuffle-btn")
             self.shuffle_text = gr.Markdown(elem_id="shuffle-text")

@@ -10,6 +10,7 @@ from explorer.i18n import N_
 
 from ..i18n import T
 from ..panel import Frame, PageAccess, Panel, Updates, escaped
+from ..plot import Plot
 from ..runtime import LONG
 
 HINT = N_(
@@ -30,8 +31,8 @@ class TwinsTab(Panel):
             self.button = gr.Button(T("Show the same view for the untrained twin"), elem_id="twin-btn")
             self.text = gr.Markdown(T(HINT), elem_id="twin-text")
             # one above the other, each at full width; hidden until the button draws them
-            self.trained = gr.Plot(show_label=False, elem_id="trained-plot", visible=False)
-            self.untrained = gr.Plot(show_label=False, elem_id="untrained-plot", visible=False)
+            self.trained = Plot(show_label=False, elem_id="trained-plot", visible=False)
+            self.untrained = Plot(show_label=False, elem_id="untrained-plot", visible=False)
             self.caption = gr.Markdown(elem_id="twin-caption", elem_classes="caption", visible=False)
         self.outputs = [self.trained, self.untrained, self.text, self.caption]
 

@@ -13,7 +13,8 @@ from explorer import Explorer, walkthrough
 from explorer.i18n import N_
 
 from ..i18n import T
-from ..panel import FIT_PLOTS_JS, Frame, PageAccess, Panel, Updates
+from ..panel import Frame, PageAccess, Panel, Updates
+from ..plot import Plot
 from ..runtime import QUICK
 from .inside import HOVER_JS
 
@@ -24,16 +25,14 @@ HINT = N_(
 )
 LATEX = [{"left": "$", "right": "$", "display": False}]
 
-# After a section's button opened Inside a step: its figures fit their width (`FIT_PLOTS_JS`), and the page scrolls
-# back up to the tabs, where the stage is shown (the button was far down the tour). The tab's content is laid out a
-# frame or two after the answer (the page is short until then, and could not scroll), so it scrolls then, and once
-# more a little later.
-SHOW_STAGE_JS = f"""() => {{
-    const show = () => document.querySelector("#views").scrollIntoView({{block: "start"}});
+# After a section's button opened Inside a step: the page scrolls back up to the tabs, where the stage is shown (the
+# button was far down the tour). The tab's content is laid out a frame or two after the answer (the page is short
+# until then, and could not scroll), so it scrolls then, and once more a little later.
+SHOW_STAGE_JS = """() => {
+    const show = () => document.querySelector("#views").scrollIntoView({block: "start"});
     requestAnimationFrame(() => requestAnimationFrame(show));
     setTimeout(show, 250);
-    ({FIT_PLOTS_JS})();
-}}"""
+}"""
 
 
 class Section:
@@ -43,7 +42,7 @@ class Section:
         self.kind = kind
         self.text = gr.Markdown("## " + T(kind.heading), latex_delimiters=LATEX, elem_id=f"walkthrough-{kind.key}")
         self.tensors = gr.HTML(elem_id=f"walkthrough-{kind.key}-tensors", js_on_load=HOVER_JS) if kind.tensors else None
-        self.plot = gr.Plot(show_label=False, elem_id=f"walkthrough-{kind.key}-plot") if kind.plot else None
+        self.plot = Plot(show_label=False, elem_id=f"walkthrough-{kind.key}-plot") if kind.plot else None
         self.link = gr.Button(
             T("Open this stage in Inside a step →"),
             size="sm",

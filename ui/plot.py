@@ -1,0 +1,77 @@
+"""The page's figures: a Plotly figure drawn in place, on the same div from one step to the next (`Plot`).
+
+Gradio 6.31's own `gr.Plot` makes a new div for every new value (a `{#key}` block) and draws the figure there from
+nothing, after drawing it once more on the old div, then lays it out a third time with `Plotly.Plots.resize`. For the
+heatmap a Step redraws, a drawing from nothing takes 100 ms in Chromium on the project's machine; `Plotly.react` on
+the div that shows the previous step's figure takes 38 ms, as Plotly then works out only what changed
+(`docs/benchmark-notes.md`). `Plot` is a `gr.HTML` (public API: a template, `js_on_load`, `watch`) whose value is the
+figure's JSON: its template is one div that never changes, so gradio leaves it alone, and its script draws every new
+value on that div. It also:
+- draws nothing while it is hidden (a closed tab): the figure is drawn when the plot is shown, at the size it has;
+- lays the figure out again only when its place changes size (a `ResizeObserver`), not at every window event;
+- loads Plotly itself, from the plotly package the server already has (the same version that writes the figures),
+  once for the page, from the app's own address (no internet).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+import plotly
+
+# plotly.js as the Python package ships it (`plotly/package_data/plotly.min.js`): served by the app, which makes it one
+# of gradio's static paths (`app.py`), by an address relative to the page (it works behind a proxy's path).
+PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
+PLOTLY_SCRIPT = f'<script src="gradio_api/file={PLOTLY_JS.as_posix()}"></script>'
+
+# The plot's script, run once when gradio shows the component (`element` is the component's root; `props.value`
+# the figure's JSON, or "" for none; `watch` calls back after each new value).
+DRAW_JS = """
+const div = element.querySelector(".live-plot");
+let drawn = null;  // the JSON of the figure on the div
+const shown = () => div.getClientRects().length > 0;  // not in a hidden tab or a hidden block
+const draw = () => {
+    const figure = props.value || "";
+    if (figure === drawn || !shown()) return;  // a hidden plot is drawn when it is shown (below)
+    drawn = figure;
+    if (!figure) { window.Plotly.purge(div); return; }
+    const {data, layout, config} = JSON.parse(figure);
+    div.style.height = layout.height ? `${layout.height}px` : "";
+    window.Plotly.react(div, data, {...layout, autosize: true}, {displaylogo: false, ...(config || {})});
+};
+// Shown, or its width changed: drawn if a new figure waits, else laid out again when it no longer fits.
+new ResizeObserver(() => {
+    if (!shown()) return;
+    if ((props.value || "") !== drawn) return draw();
+    const full = div._fullLayout;
+    if (full && Math.abs(div.clientWidth - full.width) > 1) window.Plotly.Plots.resize(div);
+}).observe(div);
+watch("value", draw);
+draw();
+"""
+
+
+class Plot(gr.HTML):
+    """A Plotly figure (a `plotly.graph_objects.Figure`, or `explorer.figures.Figure`), drawn in place."""
+
+    def __init__(self, value: Any = None, **kwargs: Any):
+        super().__init__(
+            value,
+            html_template='<div class="live-plot"></div>',
+            js_on_load=DRAW_JS,
+            head=PLOTLY_SCRIPT,
+            apply_default_css=False,
+            elem_classes=["plot"],  # assets/style.css: the figure fills the block's width
+            **kwargs,
+        )
+
+    def postprocess(self, value: Any) -> str:  # type: ignore[override]
+        """The figure as Plotly's JSON ("" for none)."""
+        if value is None or value == "":
+            return ""
+        return value if isinstance(value, str) else value.to_json()
+
+    def api_info(self) -> dict[str, Any]:
+        return {"type": "string", "description": "a Plotly figure, as Plotly's JSON"}
