@@ -301,8 +301,8 @@ OPEN_JS = (
     const panel = () => [...document.querySelectorAll('#views [role=tabpanel]')].find(p => p.offsetParent !== null);
     const drawn = () => {
         const shown = panel();
-        return shown !== undefined && [...shown.querySelectorAll('[data-testid=plotly]')]
-                .every(div => div.querySelector('.main-svg') !== null)
+        return shown !== undefined && [...shown.querySelectorAll('.live-plot')]
+                .every(div => div.getClientRects().length === 0 || div.dataset.drawn === 'true')  // ui/plot.py
             && [...shown.querySelectorAll('img')].every(img => img.complete);
     };
     const t0 = performance.now();
@@ -488,7 +488,7 @@ def _open_views(page, rounds: int) -> dict[str, Any]:
         for times in (first, again):
             for tab in (*TABS[1:], TABS[0]):  # the Attention tab is open already: it comes last
                 times[tab].append(page.evaluate(OPEN_JS, tab)["ms"])
-                page.wait_for_timeout(300)  # the tab's own late redraws (FIT_PLOTS_JS) out of the next one's way
+                page.wait_for_timeout(300)  # the tab's own late work out of the next one's way
     result: dict[str, Any] = {}
     for tab in TABS:
         key = tab.lower().replace(" ", "_")

@@ -212,8 +212,20 @@ def test_a_link_to_a_view_that_became_a_section_opens_its_tab(page):
     restore = next(fn.fn for fn in page.demo.fns.values() if fn.name == "restore")
     link = ExplorerState(model="numbers-de", source="twenty-one", tab="positions").to_link()
     updates = restore({"state": link}, None, *values())
-    assert updates[page.tabs].selected == "experiments"
+    assert updates[page.tab_opener].split(" ")[0] == "experiments"
     assert updates[page.explorer].state.tab == "experiments"  # and the link made from it names the tab
+
+
+def test_no_event_lists_the_tab_bar_or_a_tab_among_its_outputs(page):
+    """Issue 35 §5: gradio's page works, at each change of an event's status, for every component that was ever an
+    output and for everything inside it: with the tab bar an output (a link's tab, at every page load) that was the
+    165 components of the views, three or four times an event. A handler opens a tab through `page.opening`."""
+    layout = {page.tabs._id, *(tab._id for tab in page.tab_by_key.values())}
+    listing = [fn.name for fn in page.demo.fns.values() if layout & {block._id for block in fn.outputs}]
+    assert listing == []
+    assert page.opening("positions")[page.tab_opener].split(" ")[0] == "experiments"
+    first, again = page.opening("beam")[page.tab_opener], page.opening("beam")[page.tab_opener]
+    assert first != again  # asked twice, opened twice
 
 
 SILENCED = ["decoder_self · layer 0 · head 0"]

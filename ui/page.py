@@ -8,6 +8,7 @@ in `ui.tabs.TABS`.
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -23,6 +24,7 @@ from explorer.training import TrainingPool
 from . import api, runtime
 from .decoding import DecodingPanel
 from .gradio_patch import Blocks
+from .i18n import with_browser_words
 from .panel import Frame, Panel, Updates, escaped
 from .presentation import Header
 from .runtime import QUICK, one_at_a_time, uses_gpu
@@ -39,6 +41,29 @@ ROUTE_JS = """() => {
     const open = document.querySelector("#views [role=tab][aria-selected=true]");
     const key = (open && open.dataset.tabId) || "attention";
     (document.getElementById(`__MOVE__-on-${key}`) || document.getElementById("__MOVE__-on-attention")).click();
+}"""
+
+
+# Gradio's page does work, at every change of an event's status, for each component that was ever an event's output,
+# and for everything inside it: a step's 3 or 4 changes of status walked the 165 components of the views whenever the
+# tab bar (`gr.Tabs`) or a tab had been an output, which opening a link or a language did at every page load
+# (docs/benchmark-notes.md). So no event lists them: a handler opens a tab through `Page.tab_opener`, whose value
+# names the tab (and a count, so that asking twice opens it twice), and this script clicks that tab's button, as a
+# user would (which draws the tab: `Page.opened`); and `RETITLE_JS` writes the tab bar's titles in a new language.
+OPEN_TAB_JS = """
+watch("value", () => {
+    const key = (props.value || "").split(" ")[0];
+    const tab = document.querySelector(`#views [role=tab][data-tab-id="${key}"]`);
+    if (tab && tab.getAttribute("aria-selected") !== "true") tab.click();
+});
+"""
+RETITLE_JS = """() => {
+    const titles = __WORDS__;
+    for (const tab of document.querySelectorAll("#views [role=tab][data-tab-id]")) {
+        const title = titles[tab.dataset.tabId];
+        const text = [...tab.childNodes].find((node) => node.nodeType === Node.TEXT_NODE && node.nodeValue.trim());
+        if (title && text && text.nodeValue.trim() !== title) text.nodeValue = title;
+    }
 }"""
 
 
@@ -64,8 +89,10 @@ class Page:
         self.panels: list[Panel] = []
         self.status: gr.Markdown  # the message line (`message_line`)
         self._defaults: dict[str, tuple[str, str]] = {}  # by language: `default_for`
+        self._openings = itertools.count(1)  # a tab asked for twice is opened twice (`opening`)
         self.default_model, _note = self.default_for(DEFAULT_LANGUAGE)  # opus-mt-en-de where it is cached, else en-de
         self.tabs: gr.Tabs  # the views, one tab each
+        self.tab_opener: gr.HTML  # opens the tab its value names (`opening`)
         self.tab_by_key: dict[str, gr.Tab] = {}
         self.tab_titles: dict[str, str | I18nData] = {}
         self.section_tab: dict[str, str] = {}  # the tab of each section (`section`), by the section's key
@@ -103,19 +130,16 @@ class Page:
         return self._defaults[language]
 
     def in_the_new_language(self, event: Any) -> Any:
-        """After `event`, which sets the browser's language (`ui.i18n.SET_LOCALE_JS`), the tab bar's titles in it:
-        gradio translates a tab's title when the tab bar takes it in, and after a change of language it does so
-        again only for the open tab."""
-        titles = list(self.tab_titles.values())
+        """After `event`, which sets the browser's language (`ui.i18n.SET_LOCALE_JS`), the tab bar's titles in it
+        (`RETITLE_JS`): gradio translates a tab's title when the tab bar takes it in, and after a change of language
+        it does so again only for the open tab."""
+        titles = {key: str(getattr(title, "key", title)) for key, title in self.tab_titles.items()}
+        retitle = with_browser_words(RETITLE_JS, titles)
+        return event.then(None, None, None, js=retitle, api_visibility="private")
 
-        def retitled() -> list[gr.Tab]:  # made when it runs: a gr.Tab made while the page is built joins the page
-            return [gr.Tab(label=title) for title in titles]
-
-        return event.then(retitled, None, list(self.tab_by_key.values()), queue=False, api_visibility="private")
-
-    def selected_tab(self, key: str) -> gr.Tabs:
-        """The views with the tab that shows `key` open (`tab_holding`)."""
-        return gr.Tabs(selected=self.tab_holding(key))
+    def opening(self, key: str) -> Updates:
+        """The update that opens the tab that shows `key` (`tab_holding`), as a click on it would."""
+        return {self.tab_opener: f"{self.tab_holding(key)} {next(self._openings)}"}
 
     def setting(self, name: str, component: Component) -> Component:
         """Register `component` as the control of the setting `name` (a field of `ExplorerState`, `NAMES`)."""
@@ -367,6 +391,7 @@ def build_page(registry: ModelRegistry, pool: TrainingPool | None = None) -> Pag
         with gr.Tabs(elem_id="views", overflow_behavior="wrap") as page.tabs:
             for tab in TABS:
                 page.panels += tab(page)
+        page.tab_opener = gr.HTML("", html_template="", js_on_load=OPEN_TAB_JS, visible="hidden", elem_id="tab-opener")
         page.panels.append(header.share)  # last, as when it was a tab: it opens a shared link once the rest is wired
         for panel in page.panels:
             panel.wire()

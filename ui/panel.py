@@ -52,7 +52,8 @@ class PageAccess(Protocol):
     registry: ModelRegistry
     pool: TrainingPool  # the Train tab's runs, trained by worker processes shared by every user
     explorer: gr.State  # the user's `Explorer`
-    tabs: gr.Tabs  # the views, one tab each
+    tabs: gr.Tabs  # the views, one tab each (never an event's output: `opening` opens one)
+    tab_opener: gr.HTML  # what an event lists to open a tab (`opening`)
     tab_by_key: dict[str, gr.Tab]  # the tabs, by key (`ExplorerState.tab`)
     status: gr.Markdown  # the message line (made by the decoding panel, `message_line`)
     default_model: str  # the model the page opens on
@@ -82,7 +83,7 @@ class PageAccess(Protocol):
 
     def in_the_new_language(self, event: Any) -> Any: ...  # the tab bar's titles redrawn after `event`
 
-    def selected_tab(self, key: str) -> gr.Tabs: ...
+    def opening(self, key: str) -> Updates: ...  # the update that opens the tab that shows `key`
 
     def on_load(self, handler: Callable, inputs: Sequence[Component], outputs: Sequence[Component]) -> Any: ...
 

@@ -32,14 +32,21 @@ DRAW_JS = """
 const div = element.querySelector(".live-plot");
 let drawn = null;  // the JSON of the figure on the div
 const shown = () => div.getClientRects().length > 0;  // not in a hidden tab or a hidden block
+// `data-drawn`: whether the div shows the plot's latest figure (the benchmarks wait for it).
+const mark = () => { div.dataset.drawn = String((props.value || "") === drawn); };
 const draw = () => {
     const figure = props.value || "";
-    if (figure === drawn || !shown()) return;  // a hidden plot is drawn when it is shown (below)
+    if (figure === drawn || !shown()) return mark();  // a hidden plot is drawn when it is shown (below)
     drawn = figure;
-    if (!figure) { window.Plotly.purge(div); return; }
+    if (!figure) {
+        if (div._fullLayout) window.Plotly.purge(div);
+        div.style.height = "";
+        return mark();
+    }
     const {data, layout, config} = JSON.parse(figure);
-    div.style.height = layout.height ? `${layout.height}px` : "";
-    window.Plotly.react(div, data, {...layout, autosize: true}, {displaylogo: false, ...(config || {})});
+    div.style.height = layout.height ? `${layout.height}px` : "";  // its place kept while Plotly draws
+    const options = {displaylogo: false, ...(config || {})};
+    Promise.resolve(window.Plotly.react(div, data, {...layout, autosize: true}, options)).then(mark);
 };
 // Shown, or its width changed: drawn if a new figure waits, else laid out again when it no longer fits.
 new ResizeObserver(() => {

@@ -84,7 +84,7 @@ class SharePanel(Panel):
 
     def wire(self) -> None:
         page = self.page
-        outputs = list(dict.fromkeys([page.tabs, *page.inputs[1:], *page.outputs]))  # every control
+        outputs = list(dict.fromkeys([page.tab_opener, *page.inputs[1:], *page.outputs]))  # every control
         restored = page.on_load(self.address, None, self.opened_with).then(
             uses_gpu(self.restore, LONG_GPU_S), [self.opened_with, *page.inputs], outputs, api_visibility="private"
         )
@@ -129,7 +129,7 @@ class SharePanel(Panel):
             # Every control shows the link's setting; those a refresh sets (a model's layers and heads) as it sets
             # them.
             controls = {page.control(name): value for name, value in control_values(explorer.state).items()}
-            return {page.tabs: page.selected_tab(explorer.state.tab)} | controls | page.refreshed(explorer)
+            return page.opening(explorer.state.tab) | controls | page.refreshed(explorer)
 
     def first_view(self, language: str, explorer, values: tuple) -> Updates:
         """The page's own settings, in `language`: a first view in Chinese opens on a model that reads Chinese."""

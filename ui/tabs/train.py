@@ -279,7 +279,7 @@ class TrainTab(Panel):
         self.play.click(None, None, None, js=play_js(), **hidden)
         self.snapshot.input(in_language(self.prepared), [self.run, self.snapshot, language],
                             [self.download, self.message], **hidden, **QUICK)  # fmt: skip
-        explored = list(dict.fromkeys([page.tabs, *page.inputs[1:], *page.outputs, page.status, self.message]))
+        explored = list(dict.fromkeys([page.tab_opener, *page.inputs[1:], *page.outputs, page.status, self.message]))
         # The model is taken from the run (or the file) here, and explored on the GPU (`explored`): a run holds its
         # worker process, which cannot cross to a ZeroGPU worker.
         self.explored_on_gpu = uses_gpu(in_language(self.explored), LONG_GPU_S)
@@ -536,6 +536,4 @@ class TrainTab(Panel):
         message = _("Exploring **{model}**, a model of yours: Step through its translation.").format(
             model=escaped(name)
         )
-        return (
-            {page.tabs: page.selected_tab("attention"), self.message: ""} | controls | page.refreshed(explorer, message)
-        )
+        return page.opening("attention") | {self.message: ""} | controls | page.refreshed(explorer, message)

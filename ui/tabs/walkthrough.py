@@ -84,7 +84,7 @@ class WalkthroughTab(Panel):
 
     def wire(self) -> None:
         page = self.page
-        outputs = [page.tabs, page.control("stage"), *page.outputs]
+        outputs = [page.tab_opener, page.control("stage"), *page.outputs]
         for section in self.sections:
             opened = section.link.click(
                 self.stage_opener(section.kind.key), page.inputs, outputs, api_visibility="private", **QUICK
@@ -104,7 +104,7 @@ class WalkthroughTab(Panel):
             updates = handler(explorer, *values)
             explorer = updates.get(page.explorer)
             if isinstance(explorer, Explorer) and explorer.state.tab == "inside":
-                updates[page.tabs] = page.selected_tab("inside")
+                updates |= page.opening("inside")
                 updates[page.control("stage")] = explorer.state.stage
             return updates
 
