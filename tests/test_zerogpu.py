@@ -66,7 +66,7 @@ def wired(page, component, event: str = "click", inputs: int | None = None):
 
 def comparable(page, updates) -> dict:
     """An answer in terms that two pages share: each component by its place in the page, figures as JSON, an explorer
-    as its state."""
+    as its state, a tab opened by its key (`Page.opening` counts the openings of each page)."""
     if isinstance(updates, tuple):
         return {i: comparable(page, value) for i, value in enumerate(updates)}
     places = {block_id: i for i, block_id in enumerate(sorted(page.demo.blocks))}
@@ -82,7 +82,10 @@ def comparable(page, updates) -> dict:
             return {key: value_of(item) for key, item in value.items()}
         return value
 
-    return {places[component._id]: value_of(value) for component, value in updates.items()}
+    def opened(component, value):
+        return value.split(" ")[0] if component is page.tab_opener else value_of(value)
+
+    return {places[component._id]: opened(component, value) for component, value in updates.items()}
 
 
 def both(pages, act):
