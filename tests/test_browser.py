@@ -729,6 +729,8 @@ def test_stop_stops_and_leaves_the_page_true(browser, app_url):
 
 
 def note(tab, selector: str = "#source-note") -> str:
+    """The message's text, once no event is in progress there (gradio writes "processing" over an event's outputs)."""
+    tab.wait_for_function("s => !document.querySelector(s).innerText.includes('processing |')", arg=selector)
     return tab.locator(selector).inner_text()
 
 
