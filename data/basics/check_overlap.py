@@ -19,7 +19,7 @@ identical, and so are "你好！" and "你好".
 Training sources searched (whatever of these exists when the script runs):
 
     en-de: data/en-de/train.tsv.gz, data/authored/*.tsv, data/authored/pending/*.tsv
-    zh-en: data/zh-en/train.tsv.gz, data/authored-zh-en/*.tsv, data/authored-zh-en/pending/basics.tsv
+    zh-en: data/zh-en/train.tsv.gz, data/authored-zh-en/*.tsv, data/authored-zh-en/pending/*.tsv
 
 The source column of each file is the English column (en-de files) or the Chinese column (zh-en files). The
 script finds it itself, so that nobody has to open the training files: for zh-en it is the column whose cells
@@ -62,7 +62,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 TRAIN_GLOBS = {
     "en-de": ["data/en-de/train.tsv.gz", "data/authored/*.tsv", "data/authored/pending/*.tsv"],
-    "zh-en": ["data/zh-en/train.tsv.gz", "data/authored-zh-en/*.tsv", "data/authored-zh-en/pending/basics.tsv"],
+    "zh-en": ["data/zh-en/train.tsv.gz", "data/authored-zh-en/*.tsv", "data/authored-zh-en/pending/*.tsv"],
 }
 
 SET_PHRASE_CATEGORIES = {"greeting", "thanks-apology", "wish"}
