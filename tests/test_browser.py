@@ -25,6 +25,7 @@ from benchmarks.real_app import (
     shown_model,
 )
 from explorer import ExplorerState
+from ui.plot import DRAW_JS
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
@@ -227,6 +228,60 @@ def test_a_plot_in_a_closed_tab_is_drawn_when_it_opens_at_the_width_it_has(page)
         return [gd._fullLayout.width, Math.round(gd.getBoundingClientRect().width)]; }"""
     )
     assert abs(widths[0] - widths[1]) <= 1 and widths[0] != 700, widths
+
+
+# Two plots in an empty page, one in the window and one 3,000 px below it, with Plotly and the idle callbacks stubbed:
+# which divs `ui.plot.DRAW_JS` draws, and when.
+PLOT_HARNESS = """<body style="margin: 0">
+<div id="near"><div class="live-plot"></div></div><div style="height: 3000px"></div>
+<div id="far"><div class="live-plot"></div></div>
+<div id="eager"><div class="live-plot" data-eager="true"></div></div></body>"""
+PLOT_SETUP = """(script) => {
+    window.idle = [];
+    window.requestIdleCallback = (callback) => window.idle.push(callback);
+    window.runIdle = () => { const due = window.idle.splice(0); due.forEach((callback) => callback()); };
+    window.drawnOn = [];
+    window.Plotly = {
+        react: (div) => { div._fullLayout = {width: div.clientWidth}; window.drawnOn.push(div.parentElement.id); },
+        Plots: {resize: () => {}}, purge: () => {},
+    };
+    window.show = {};
+    for (const id of ["near", "far", "eager"]) {
+        const props = {value: ""}, watchers = [];
+        new Function("element", "props", "watch", script)(
+            document.getElementById(id), props, (name, callback) => watchers.push(callback));
+        window.show[id] = (value) => { props.value = value; watchers.forEach((callback) => callback()); };
+    }
+}"""
+
+
+def test_a_figure_in_the_window_is_drawn_first_and_one_further_down_when_the_page_is_idle_or_scrolled_near(browser):
+    """Issue 35 §5: a Step drew all four of the walkthrough's figures before the user saw anything, though three of
+    them lie far below the window (on a phone, most figures do). The one in view is drawn at once; the others once
+    the page is idle, or as soon as they come near the window; an eager one (the Train tab's replay, which the page's
+    scripts move) at once wherever it is."""
+    tab = browser.new_page(viewport={"width": 800, "height": 600})
+    tab.set_content(PLOT_HARNESS)
+    tab.evaluate(PLOT_SETUP, DRAW_JS)
+    figure = '{"data": [], "layout": {"height": 200}}'
+    tab.evaluate("(figure) => { window.show.near(figure); window.show.far(figure); }", figure)
+    tab.wait_for_timeout(200)  # the observers' first calls
+    assert tab.evaluate("window.drawnOn") == ["near"]
+    assert tab.evaluate("document.querySelector('#far .live-plot').dataset.drawn") == "false"
+    tab.evaluate("window.runIdle()")  # the page is idle: the figure below is drawn
+    assert tab.evaluate("window.drawnOn") == ["near", "far"]
+
+    second = figure.replace("200", "210")
+    tab.evaluate("(figure) => { window.show.near(figure); window.show.far(figure); }", second)
+    tab.evaluate("document.querySelector('#far').scrollIntoView()")  # scrolled to before the page was idle
+    tab.wait_for_function("() => window.drawnOn.length === 4")
+    tab.evaluate("window.runIdle()")  # nothing left to draw: each figure drawn once
+    tab.wait_for_timeout(200)
+    assert tab.evaluate("window.drawnOn") == ["near", "far", "near", "far"]
+    assert tab.evaluate("document.querySelector('#far .live-plot').dataset.drawn") == "true"
+    tab.evaluate("(figure) => window.show.eager(figure)", figure)  # a figure the page's scripts move: at once
+    assert tab.evaluate("window.drawnOn").count("eager") == 1
+    tab.close()
 
 
 CLIPPED_LABELS = """() => {
@@ -1388,7 +1443,8 @@ def test_a_users_mistake_is_a_message_never_a_traceback_in_the_servers_log(page,
 
     before = len(real_app.log_tail(10**7))
     box = page.locator("#source-text textarea")
-    for text in ("", "word " * 400):
+    said = {"#status": "The sentence box is empty", "#source-note": "The text is too long (2,000 characters)"}
+    for text, (where, message) in zip(("", "word " * 400), said.items(), strict=True):
         # the events the link's values set off at load, and the box's own, answered first: a late one redraws the
         # page for the sentence it was sent with (a user cannot type and step within the page's first moments)
         page.wait_for_function(SETTLED)
@@ -1396,7 +1452,7 @@ def test_a_users_mistake_is_a_message_never_a_traceback_in_the_servers_log(page,
         page.wait_for_timeout(300)
         page.wait_for_function(SETTLED)
         page.locator("#step-btn").click()
-        page.wait_for_function("() => document.querySelector('#status').innerText.trim() !== ''")
+        page.wait_for_function("([s, m]) => document.querySelector(s).innerText.includes(m)", arg=[where, message])
     client = Client(real_app.url, verbose=False)
     for text in ("", "x" * 2000):
         with pytest.raises(Exception, match="sentence"):

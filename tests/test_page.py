@@ -345,3 +345,25 @@ def test_a_tabs_own_step_draws_that_tab_whatever_the_state_says(page, counted):
     assert counted["tour"] == 1 and set(tour.outputs) <= set(updates)
     assert set(updates) <= set(page.moving_outputs_on("walkthrough"))
     assert not set(updates) & set(panel_of(page, AttentionTab).outputs)
+
+
+def test_the_positions_are_drawn_once_and_again_only_when_what_they_show_changes(page, monkeypatch):
+    """Issue 35 §5: Experiments drew the Positions section (three figures, 130 KB) at every opening of the tab."""
+    from explorer import render
+    from ui.tabs import PositionsTab
+
+    drawn = []
+    real = render.positional_figures
+    monkeypatch.setattr(render, "positional_figures", lambda *args: drawn.append(args[1:]) or real(*args))
+    section = panel_of(page, PositionsTab)
+    draw = page.view_handler(section.figures, lambda error: {})
+    explorer = page.apply(None, *values())[page.explorer]
+
+    first = draw(explorer, *values(), 50, "", "")
+    assert {section.table, section.curves, section.similarity} <= set(first) and len(drawn) == 1
+    again = draw(explorer, *values(), 50, "", first[section.drawn_for])  # the tab opened again
+    assert set(again) == {section.drawn_for} and len(drawn) == 1
+    for changed in ((20, "", first[section.drawn_for]), (50, "0, 1", first[section.drawn_for])):
+        assert section.table in draw(explorer, *values(), *changed)  # positions shown, dimensions typed
+    chinese = draw(explorer, *values(language="zh"), 50, "", first[section.drawn_for])
+    assert section.table in chinese and len(drawn) == 4  # the captions and the note in the user's language

@@ -3,6 +3,8 @@ what happens to the translation when the words are shuffled or the positions swi
 
 from __future__ import annotations
 
+import json
+
 import gradio as gr
 
 from explorer import render
@@ -48,18 +50,20 @@ class PositionsTab(Panel):
                     gr.Markdown(T(similarity_caption), elem_classes="caption")
             self.shuffle_btn = gr.Button(T("Translate with the source words shuffled"), elem_id="shuffle-btn")
             self.shuffle_text = gr.Markdown(elem_id="shuffle-text")
+            self.drawn_for = gr.State("")  # what the page's figures were drawn for (`figures`)
 
     def wire(self) -> None:
         page = self.page
         page.on_input(self.positions)
-        figures = [self.table, self.curves, self.similarity, self.dims_note]
-        draw = page.view_handler(self.figures, lambda error: dict.fromkeys(figures), hold=False)
-        inputs = [*page.inputs, self.n_positions, self.dims]
+        figures = [self.table, self.curves, self.similarity, self.dims_note, self.drawn_for]
+        draw = page.view_handler(self.figures, lambda error: dict.fromkeys(figures, ""), hold=False)
+        inputs = [*page.inputs, self.n_positions, self.dims, self.drawn_for]
         for control in (self.n_positions, page.control("model")):
             control.change(draw, inputs, figures, api_visibility="private")
         for typed in (self.dims.submit, self.dims.blur):  # when the numbers are typed, not at every keystroke
             typed(draw, inputs, figures, api_visibility="private")
-        page.tab_by_key[self.tab].select(draw, inputs, figures, api_visibility="private")  # drawn as it opens
+        # drawn as the tab opens, the first time (and when something they show changed meanwhile)
+        page.tab_by_key[self.tab].select(draw, inputs, figures, api_visibility="private", show_progress="hidden")
         shuffled = page.view_handler(
             lambda e: {self.shuffle_text: render.shuffled_report(e)},
             lambda error: {self.shuffle_text: escaped(error)},
@@ -67,10 +71,17 @@ class PositionsTab(Panel):
         )
         self.shuffle_btn.click(shuffled, page.inputs, self.shuffle_text, api_visibility="private", **LONG)
 
-    def figures(self, explorer, n_positions: float, typed: str) -> Updates:
+    def figures(self, explorer, n_positions: float, typed: str, drawn_for: str = "") -> Updates:
+        """The figures for the model, the positions shown and the dimensions typed, in the user's language and
+        layout; nothing new when the page shows those already (the tab opened again: 130 KB not sent again)."""
+        state = explorer.state
+        key = json.dumps([state.model, state.language, state.presentation, int(n_positions), typed])
+        if key == drawn_for:
+            return {self.drawn_for: key}  # the rest stays as it is
         dims, note = chosen_dimensions(typed, explorer.checkpoint.model.config.d_model)
         table, curves, similarity = render.positional_figures(explorer, int(n_positions), dims)
-        return {self.table: table, self.curves: curves, self.similarity: similarity, self.dims_note: escaped(note)}
+        drawn = {self.table: table, self.curves: curves, self.similarity: similarity, self.dims_note: escaped(note)}
+        return drawn | {self.drawn_for: key}
 
 
 def chosen_dimensions(text: str, d_model: int) -> tuple[list[int], str]:

@@ -156,14 +156,14 @@ class TrainTab(Panel):
             self.shipped = self.build_replays(page)
             self.numbers = gr.HTML(elem_id="train-numbers")
             # hidden until there is a run to draw (no empty plot box without a word of why)
-            self.curves = Plot(show_label=False, elem_id="train-curves", visible=False)
+            self.curves = Plot(show_label=False, elem_id="train-curves", visible=False, eager=True)
             with gr.Row(elem_id="train-probe-view"):
                 families = [(T(name), key) for key, name in FAMILY_NAMES.items()]
                 self.family = gr.Radio(families, value="cross", label=T("Probe's attention"), scale=3)
                 self.layer = gr.Slider(0, defaults.layers - 1, value=0, step=1, label=T("Layer"), scale=1)
                 self.head = gr.Dropdown(self.head_choices(defaults.heads), value=AVERAGE, label=T("Head"), scale=1)
             self.play = gr.Button(T(PLAY), elem_id="train-play", size="sm", visible=False)
-            self.replay = Plot(show_label=False, elem_id="train-replay", visible=False)
+            self.replay = Plot(show_label=False, elem_id="train-replay", visible=False, eager=True)
             self.caption = gr.Markdown(elem_id="train-caption", elem_classes="caption")
             gr.HTML("", js_on_load=REPLAY_JS, elem_id="train-replay-js")
             with gr.Row(equal_height=True, elem_id="train-model-row"):
