@@ -54,9 +54,9 @@ streamed updates, so `run_message_ms` lags `run_stream_end_ms` when the browser 
 * **Opening a view** — `open_<view>_ms_median` for each tab (`benchmarks.real_app.TABS`): from clicking its tab until
   it is drawn (`OPEN_JS`): the answer of the tab's event read, then the first moment the browser is idle with every
   figure of the tab that is in the window drawn (`ui.plot` draws those further down once the page is idle) and
-  every image decoded (`requestIdleCallback`: the frame with the view has been painted, and nothing is left to do). Each page opens every tab twice in the guide's order, after three steps:
-  the first time (`open_first_ms`: gradio builds the tab's components then) and again (`open_again_ms`);
-  `open_ms_max` is the slowest median.
+  every image decoded (`requestIdleCallback`: the frame with the view has been painted, and nothing is left to
+  do). Each page opens every tab twice in the guide's order, after three steps: the first time (`open_first_ms`:
+  gradio builds the tab's components then) and again (`open_again_ms`); `open_ms_max` is the slowest median.
 * **A slower computer** (`cpu_slowdown`, 4; full mode only): Chromium's CPU slowed that many times (DevTools'
   `Emulation.setCPUThrottlingRate`, as a Chromebook), the server as it is: `slow_step_ms_*`,
   `slow_walkthrough_step_ms_*` and `slow_open_ms_max` (10 steps, 5 in the walkthrough, one round of opening).
