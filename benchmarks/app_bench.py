@@ -140,10 +140,12 @@ const watchDraws = (selector = '#attention-plot', measure = rows) => {
     // the value of `measure` when the plot in `selector` was last drawn, and how many draws there were
     const seen = {gd: null, value: null, draws: 0};
     const onDraw = () => { seen.value = measure(); seen.draws += 1; };
+    const initial = document.querySelector(`${selector} .js-plotly-plot`);  // none: never drawn yet (out of view)
     const attach = () => {
         const gd = document.querySelector(`${selector} .js-plotly-plot`);
         if (!gd || gd === seen.gd || !gd.on) return;
-        if (seen.gd) { seen.gd.removeListener('plotly_afterplot', onDraw); onDraw(); }  // a new div: drawn already
+        if (seen.gd) seen.gd.removeListener('plotly_afterplot', onDraw);
+        if (seen.gd || !initial) onDraw();  // a new div, or the plot's first: drawn already, since the watch began
         seen.gd = gd;
         gd.on('plotly_afterplot', onDraw);
     };

@@ -167,12 +167,23 @@ def test_two_torchrun_processes_equal_one_process_on_the_same_global_batches(cor
 def test_init_from_continues_from_a_checkpoints_weights_and_tokenizer(corpus, tmp_path):
     first = settings(corpus, tmp_path / "first", steps=10, export=str(tmp_path / "export"), eval_every=10)
     train(first, quiet=True)
+    config = json.loads((tmp_path / "export" / "config.json").read_text())
+    config["generation"]["length_penalty"] = 2.0  # as the shipped zh-en decodes
+    (tmp_path / "export" / "config.json").write_text(json.dumps(config))
     exported = load_checkpoint(tmp_path / "export")
     regularised = dict(dropout=0.3, attention_dropout=0.1)  # more dropout is still the same architecture
     more = settings(
-        corpus, tmp_path / "more", steps=1, init_from=str(tmp_path / "export"), lr_scale=1e-9, **regularised
+        corpus,
+        tmp_path / "more",
+        steps=1,
+        init_from=str(tmp_path / "export"),
+        lr_scale=1e-9,
+        export=str(tmp_path / "more-export"),
+        eval_every=1,
+        **regularised,
     )
     model = train(more, quiet=True)["model"]  # one step with a vanishing learning rate: still the same weights
+    assert load_checkpoint(tmp_path / "more-export").generation["length_penalty"] == 2.0  # decoded as it was
     assert model.config.dropout == 0.3 and model.config.attention_dropout == 0.1
     for name, value in exported.model.state_dict().items():
         torch.testing.assert_close(model.state_dict()[name], value, atol=1e-3, rtol=1e-3)

@@ -108,6 +108,9 @@ class Trainer:
         self.schedule = torch.optim.lr_scheduler.LambdaLR(
             self.optimizer, lambda step: learning_rate(step + 1, d_model, warmup, scale)
         )
+        # the exported weights decode as the checkpoint continued from did (its beam's length penalty), else by default
+        defaults = {"num_beams": 4, "max_length": self.config.max_positions}
+        self.generation = defaults | (start.generation if start is not None else {})
         self.position = Position()
         self.state_path = run / "state.pt"
         if self.state_path.exists():
@@ -192,7 +195,7 @@ class Trainer:
                     tokenizer=self.data.tokenizer,
                     folder=settings.export,
                     dtype=torch.float16,
-                    generation={"num_beams": 4, "max_length": self.config.max_positions},
+                    generation=self.generation,
                     card=f"# {Path(settings.export).name}\n\nTraining in progress; see the run's log.\n",
                 )
         if settings.keep_snapshots > 0:
