@@ -80,6 +80,7 @@ LAUNCH_OPTIONS = {
     "theme": THEME,
     "css": CSS,
     "state_session_capacity": 1000,
+    "max_file_size": runtime.MAX_UPLOAD_BYTES,  # an upload larger than a model file may be is refused at the door
     "i18n": i18n.translations(),
     # Step, Back and Run from the keyboard; each figure drawn once
     "head": decoding.SHORTCUTS_JS,

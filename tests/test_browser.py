@@ -26,6 +26,7 @@ from benchmarks.real_app import (
 )
 from explorer import ExplorerState
 from ui.plot import DRAW_JS
+from ui.runtime import MAX_UPLOAD_BYTES
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
@@ -1461,6 +1462,18 @@ def test_a_users_mistake_is_a_message_never_a_traceback_in_the_servers_log(page,
     written = real_app.log_tail(10**7)[before:]
     assert "Traceback" not in written, written
     assert written.count("\n") <= 2, written  # a line for each refused API call
+
+
+def test_an_upload_larger_than_a_model_file_is_refused_at_the_door(real_app):
+    """Issue 36 §2: an anonymous 300 MB upload to gradio's upload route was taken in whole and kept for an hour. The
+    model file's own limit (16 MB) applies there: a larger upload is refused (413) as it arrives."""
+    import httpx
+
+    upload = real_app.url + "gradio_api/upload"
+    refused = httpx.post(upload, files={"files": ("big.safetensors", b"\0" * (MAX_UPLOAD_BYTES + 1))}, timeout=60)
+    assert refused.status_code == 413, refused.text
+    taken = httpx.post(upload, files={"files": ("small.safetensors", b"\0" * 1000)}, timeout=60)
+    assert taken.status_code == 200 and len(taken.json()) == 1  # the path of the file kept
 
 
 # The devices a class brings (issue 35 §3): a phone in portrait, a tablet in portrait, a Chromebook; touch on each.

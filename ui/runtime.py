@@ -20,7 +20,11 @@ import torch
 
 from explorer import Explorer
 from explorer.i18n import DEFAULT, _, speaking
+from transformer.training.model_file import MAX_FILE_BYTES
 
+# The largest upload the server takes (gradio's `max_file_size`): a model file's own limit. A larger one is refused
+# with 413 while it arrives, before it is read whole or kept in the upload folder.
+MAX_UPLOAD_BYTES = MAX_FILE_BYTES
 QUICK_CONCURRENCY = int(os.environ.get("EXPLORER_QUICK_CONCURRENCY", 2))
 LONG_CONCURRENCY = int(os.environ.get("EXPLORER_LONG_CONCURRENCY", 1))
 RUN_BUDGET_S = float(os.environ.get("EXPLORER_RUN_BUDGET_S", 30))
