@@ -12,6 +12,7 @@ import base64
 import binascii
 import dataclasses
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -78,6 +79,8 @@ class ExplorerState:
             if not condition:
                 raise ExplorerError(message)
 
+        # Every field has its type, whatever sent it (a link, the API): `true` is no token and "no" is no `false`.
+        require(isinstance(self.model, str) and 0 < len(self.model) <= 200, _("the model must be a name"))
         require(isinstance(self.source, str), _("the source must be text"))
         require(is_unicode(self.source), _("the text holds invalid characters (lone surrogates)"))
         require(
@@ -88,42 +91,58 @@ class ExplorerState:
             self.strategy in STRATEGIES,
             _("unknown strategy {strategy}; choose greedy, sampling or beam").format(strategy=repr(self.strategy)),
         )
-        require(0.01 <= self.temperature <= 10, _("temperature must be between 0.01 and 10"))
+        for name in ("causal_mask", "padding_mask", "positions", "grid", "presentation"):
+            require(type(getattr(self, name)) is bool, _("{name} must be true or false").format(name=name))
         require(
-            isinstance(self.top_k, int) and 0 <= self.top_k <= MAX_TOP_K,
+            is_number(self.temperature) and 0.01 <= self.temperature <= 10, _("temperature must be between 0.01 and 10")
+        )
+        require(
+            is_whole(self.top_k) and 0 <= self.top_k <= MAX_TOP_K,
             _("top-k must be 0…{limit}").format(limit=MAX_TOP_K),
         )
-        require(0 < self.top_p <= 1, _("top-p must be in (0, 1]"))
-        require(isinstance(self.seed, int) and 0 <= self.seed < 2**31, _("the seed must be a non-negative integer"))
+        require(is_number(self.top_p) and 0 < self.top_p <= 1, _("top-p must be in (0, 1]"))
+        require(is_whole(self.seed) and 0 <= self.seed < 2**31, _("the seed must be a non-negative integer"))
         require(
-            isinstance(self.beam_width, int) and 1 <= self.beam_width <= MAX_BEAM_WIDTH,
+            is_whole(self.beam_width) and 1 <= self.beam_width <= MAX_BEAM_WIDTH,
             _("beam width must be 1…{limit} (wider beams make every step slower)").format(limit=MAX_BEAM_WIDTH),
         )
         require(
-            isinstance(self.max_output_tokens, int) and 1 <= self.max_output_tokens <= MAX_OUTPUT_TOKENS,
+            is_whole(self.max_output_tokens) and 1 <= self.max_output_tokens <= MAX_OUTPUT_TOKENS,
             _("the output length must be 1…{limit} tokens").format(limit=MAX_OUTPUT_TOKENS),
         )
-        require(isinstance(self.pad_to, int) and 0 <= self.pad_to <= 256, _("pad_to must be 0…256"))
+        require(is_whole(self.pad_to) and 0 <= self.pad_to <= 256, _("pad_to must be 0…256"))
+        require(isinstance(self.choices, tuple), _("invalid forced token"))
         require(len(self.choices) <= self.max_output_tokens, _("more steps than the output length allows"))
-        require(all(c is None or (isinstance(c, int) and c >= 0) for c in self.choices), _("invalid forced token"))
+        require(all(c is None or (is_whole(c) and 0 <= c < 2**31) for c in self.choices), _("invalid forced token"))
         require(
-            self.family in ATTENTION_FAMILIES,
+            isinstance(self.silenced, frozenset)
+            and all(
+                isinstance(h, tuple) and len(h) == 3 and isinstance(h[0], str) and is_whole(h[1]) and is_whole(h[2])
+                for h in self.silenced
+            ),
+            _("invalid silenced head"),
+        )
+        require(
+            isinstance(self.family, str) and self.family in ATTENTION_FAMILIES,
             _("unknown attention family {family}").format(family=repr(self.family)),
         )
         require(isinstance(self.tab, str) and TAB_NAME.fullmatch(self.tab) is not None, _("unknown view"))
-        require(self.view in ATTENTION_VIEWS, _("unknown attention view {view}").format(view=repr(self.view)))
-        require(isinstance(self.presentation, bool), _("presentation must be true or false"))
-        require(self.stage in STAGES, _("unknown stage {stage}").format(stage=repr(self.stage)))
+        require(
+            isinstance(self.view, str) and self.view in ATTENTION_VIEWS,
+            _("unknown attention view {view}").format(view=repr(self.view)),
+        )
+        require(
+            isinstance(self.stage, str) and self.stage in STAGES,
+            _("unknown stage {stage}").format(stage=repr(self.stage)),
+        )
         for name in ("stage_layer", "stage_head", "stage_position"):
             value = getattr(self, name)
-            require(
-                isinstance(value, int) and 0 <= value < 1024, _("{name} must be an integer 0…1023").format(name=name)
-            )
-        require(isinstance(self.layer, int) and self.layer >= 0, _("the layer must be a non-negative integer"))
-        require(self.head is None or (isinstance(self.head, int) and self.head >= 0), _("invalid head"))
+            require(is_whole(value) and 0 <= value < 1024, _("{name} must be an integer 0…1023").format(name=name))
+        require(is_whole(self.layer) and 0 <= self.layer < 1024, _("the layer must be a non-negative integer"))
+        require(self.head is None or (is_whole(self.head) and 0 <= self.head < 1024), _("invalid head"))
         require(isinstance(self.training, str) and len(self.training) <= 1000, _("the training setup is not valid"))
         require(
-            self.language in LANGUAGES,
+            isinstance(self.language, str) and self.language in LANGUAGES,
             _("unknown language {language}: choose en or zh").format(language=repr(str(self.language)[:20])),
         )
         if self.training:
@@ -178,7 +197,7 @@ class ExplorerState:
         try:
             raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
             values = json.loads(raw.decode())
-        except (binascii.Error, ValueError, UnicodeDecodeError):
+        except (binascii.Error, ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: nested too deep
             raise ExplorerError(_("the link is damaged and cannot be read")) from None
         if not isinstance(values, dict):
             raise ExplorerError(_("the link is not valid"))
@@ -201,6 +220,16 @@ class ExplorerState:
 # default.
 VIEW_ONLY = frozenset(field.name for field in dataclasses.fields(ExplorerState) if field.metadata.get("view_only"))
 VIEW_DEFAULTS = {field.name: field.default for field in dataclasses.fields(ExplorerState) if field.name in VIEW_ONLY}
+
+
+def is_whole(value: object) -> bool:
+    """An integer, and not `True` or `False` (which Python counts as 1 and 0)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_number(value: object) -> bool:
+    """A finite int or float, and not a bool."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def is_unicode(text: str) -> bool:

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import base64
+import json
+
 import pytest
 import torch
 
@@ -51,6 +54,45 @@ def test_a_link_restores_exactly_the_same_view(registry_on_device):
 )
 def test_malformed_links_are_clear_errors(token, message):
     with pytest.raises(ExplorerError, match=message):
+        ExplorerState.from_link(token)
+
+
+def link_of(**values) -> str:
+    """A link token holding exactly `values` (JSON), as a hand-made link would."""
+    raw = json.dumps(values).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+@pytest.mark.parametrize(
+    "values, message",
+    [
+        ({"model": 7}, "model must be a name"),
+        ({"model": ["en-de"]}, "model must be a name"),
+        ({"model": {"name": "en-de"}}, "model must be a name"),
+        ({"model": None}, "model must be a name"),
+        ({"choices": [True]}, "invalid forced token"),
+        ({"choices": [1.5]}, "invalid forced token"),
+        ({"causal_mask": "no"}, "causal_mask must be true or false"),
+        ({"positions": 0}, "positions must be true or false"),
+        ({"grid": "false"}, "grid must be true or false"),
+        ({"layer": True}, "layer"),
+        ({"temperature": "2"}, "temperature"),
+        ({"silenced": [["cross", "0", 1]]}, "silenced head"),
+        ({"family": ["cross"]}, "family"),
+        ({"language": {"zh": 1}}, "language"),
+    ],
+)
+def test_every_field_of_a_link_has_its_type(values, message):
+    """Issue 36 §4: a model that was a number, a list, an object or null, a forced token `true`, or a mask `"no"`
+    passed the checks and broke every component of the page (or switched the mask on)."""
+    with pytest.raises(ExplorerError, match=message):
+        ExplorerState.from_link(link_of(**values))
+
+
+def test_a_link_nested_too_deep_is_a_clear_error():
+    """Issue 36 §4: 5,000 nested lists raised a RecursionError from the JSON parser."""
+    token = base64.urlsafe_b64encode(("[" * 5000 + "]" * 5000).encode()).decode()
+    with pytest.raises(ExplorerError, match="damaged"):
         ExplorerState.from_link(token)
 
 
