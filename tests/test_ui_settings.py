@@ -153,6 +153,9 @@ def test_dimensions_that_cannot_be_shown_are_named_in_a_note():
     )
     dims, note = chosen_dimensions("3, x, y, -1", 256)
     assert dims == [3] and "“x”, “y” are not whole numbers; -1 is not between" in note and note.endswith("Showing 3.")
+    # Issue 36 §4: "²" is a digit to str.isdigit (and int() failed on it), and int() reads no 5,000-digit number
+    dims, note = chosen_dimensions("2, ², " + "9" * 5000, 256)
+    assert dims == [2] and "“²”" in note and "not whole numbers" in note
 
 
 def test_a_silenced_head_checkbox_is_named_in_words_in_each_language_and_read_back_in_any(registry):

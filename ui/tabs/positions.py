@@ -4,6 +4,7 @@ what happens to the translation when the words are shuffled or the positions swi
 from __future__ import annotations
 
 import json
+import re
 
 import gradio as gr
 
@@ -84,14 +85,19 @@ class PositionsTab(Panel):
         return drawn | {self.drawn_for: key}
 
 
+# A whole number as typed: ASCII digits only ("²" and "٣" are digits to `str.isdigit`, not to `int`), and short
+# (a 5,000-digit number is past what `int` reads; no model has a millionth dimension).
+WHOLE_NUMBER = re.compile(r"-?[0-9]{1,6}")
+
+
 def chosen_dimensions(text: str, d_model: int) -> tuple[list[int], str]:
     """The dimensions typed for the curves ("0, 1, 10 11" -> [0, 1, 10, 11]), and a note on what was left out and
     why (not a whole number, or not a dimension of a `d_model`-wide encoding); none left: the default spread."""
     words = (text or "").replace(",", " ").split()
-    numbers = [int(word) for word in words if word.lstrip("-").isdigit()]
+    numbers = [int(word) for word in words if WHOLE_NUMBER.fullmatch(word)]
     dims = [x for x in numbers if 0 <= x < d_model]
     problems = []
-    if not_numbers := [word for word in words if not word.lstrip("-").isdigit()]:
+    if not_numbers := [word for word in words if not WHOLE_NUMBER.fullmatch(word)]:
         named = ", ".join(f"“{word[:20]}”" for word in not_numbers[:5])
         said = ngettext("{words} is not a whole number", "{words} are not whole numbers", len(not_numbers))
         problems.append(said.format(words=named))
