@@ -71,6 +71,16 @@ def test_a_value_that_is_no_number_is_the_explorers_error():
         page_settings(top_k="many").state_fields()
 
 
+def test_a_switch_takes_true_or_false_only():
+    """Issue 36 §4: `causal_mask: "no"` through the API switched the mask on (bool("no") is True)."""
+    for value in ("no", "false", 0, "off"):
+        with pytest.raises(ExplorerError, match="causal mask must be true or false"):
+            page_settings(causal_mask=value).state_fields()
+    assert page_settings(causal_mask=False).state_fields()["causal_mask"] is False
+    with pytest.raises(ExplorerError, match=r"top k must be a number, not 'xxxxx.*…$"):  # what was sent, cut short
+        page_settings(top_k="x" * 5000).state_fields()
+
+
 def test_head_choices_round_trip():
     assert parse_head("average") == (None, False)
     assert parse_head("all heads") == (None, True)

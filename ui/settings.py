@@ -172,9 +172,19 @@ def _typed(name: str, value: Any) -> Any:
             return kind(value)
         except (TypeError, ValueError):
             raise ExplorerError(
-                _("{setting} must be a number, not {value!r}").format(setting=name.replace("_", " "), value=value)
+                _("{setting} must be a number, not {value}").format(setting=name.replace("_", " "), value=shown(value))
             ) from None
-    return bool(value) if kind is bool else value
+    if kind is bool and not isinstance(value, bool):  # "no" is text, and bool("no") would be True
+        raise ExplorerError(
+            _("{setting} must be true or false, not {value}").format(setting=name.replace("_", " "), value=shown(value))
+        )
+    return value
+
+
+def shown(value: Any) -> str:
+    """A value the user sent, as a message names it: its repr, cut to 40 characters."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 def control_values(state: ExplorerState) -> dict[str, Any]:
