@@ -7,8 +7,6 @@ order, e.g. `python -m pytest $(python -m pytest tests/test_browser.py --collect
 
 from __future__ import annotations
 
-import base64
-import json
 import os
 import re
 from pathlib import Path
@@ -1476,39 +1474,6 @@ def test_an_upload_larger_than_a_model_file_is_refused_at_the_door(real_app):
     assert refused.status_code == 413, refused.text
     taken = httpx.post(upload, files={"files": ("small.safetensors", b"\0" * 1000)}, timeout=60)
     assert taken.status_code == 200 and len(taken.json()) == 1  # the path of the file kept
-
-
-# Markdown and HTML that would write in the app's voice: an image fetched from anywhere, a live link, a heading.
-FORGED = "![x](http://127.0.0.1:9/beacon.png) [Log in here](http://evil.example/) # Heading <b>bold</b>"
-NOTHING_FORGED = """([s, text]) => { const e = document.querySelector(s);
-    return e !== null && e.innerText.includes(text)
-        && e.querySelectorAll('img, a, h1, h2, b, strong, em, code').length === 0; }"""
-
-
-def test_text_from_a_link_or_a_user_is_shown_as_text(browser, app_url):
-    """Issue 36 §3: a link whose model held Markdown made the status line load an image from another server and show
-    a live "Log in here" link; text typed into the force box or the dimensions box did the same in their notes. Each
-    is shown as the text it is, with no image, link or formatting."""
-    fetched = []
-    tab = browser.new_page(viewport={"width": 1400, "height": 1000})
-    tab.on("request", lambda request: fetched.append(request.url) if "beacon" in request.url else None)
-    forged_link = base64.urlsafe_b64encode(json.dumps({"model": FORGED}).encode()).decode().rstrip("=")
-    tab.goto(app_url + "?state=" + forged_link)
-    tab.wait_for_function("() => document.querySelector('#status')?.innerText.includes('cannot be opened')")
-    assert tab.evaluate(NOTHING_FORGED, ["#status", "[Log in here]"]), tab.locator("#status").inner_html()
-    tab.wait_for_selector("#attention-plot .js-plotly-plot")  # the page as after a fresh load
-    force = tab.locator("#force-text textarea, #force-text input").first
-    force.fill(FORGED)
-    force.press("Enter")
-    tab.wait_for_function(NOTHING_FORGED, arg=["#status", "is not a token"])
-    assert "[Log in here](http://evil.example/)" in tab.locator("#status").inner_text()
-    open_tab(tab, "Positions")
-    dims = tab.locator("#dims textarea, #dims input").first
-    dims.fill("![x](http://e/b.png) 1")  # the note names each word it leaves out (up to 20 characters of it)
-    dims.press("Enter")
-    tab.wait_for_function(NOTHING_FORGED, arg=["#dims-note", "![x](http://e/b.png)"])
-    assert fetched == []  # no image was asked for
-    tab.close()
 
 
 # The devices a class brings (issue 35 §3): a phone in portrait, a tablet in portrait, a Chromebook; touch on each.

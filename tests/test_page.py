@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import html
-import re
-
 import pytest
 import torch
 
@@ -370,27 +367,3 @@ def test_the_positions_are_drawn_once_and_again_only_when_what_they_show_changes
         assert section.table in draw(explorer, *values(), *changed)  # positions shown, dimensions typed
     chinese = draw(explorer, *values(language="zh"), 50, "", first[section.drawn_for])
     assert section.table in chinese and len(drawn) == 4  # the captions and the note in the user's language
-
-
-# What a link or a user could send to write in the app's voice (issue 36 §3).
-PAYLOADS = [
-    "![x](http://127.0.0.1:9/beacon.png) [Log in here](http://evil.example/)",
-    "<img src=x onerror=alert(1)> <a href='http://evil.example'>here</a> &amp; &lt;",
-    "# Heading **bold** _em_ `code` $x^2$ | a | b |\n---\n> quote\n1. list",
-    "http://evil.example/autolink <http://evil.example/> \\*not\\* a\\_b",
-]
-
-
-@pytest.mark.parametrize("payload", PAYLOADS)
-def test_text_a_user_sent_is_shown_as_text_in_markdown(payload):
-    """Issue 36 §3: a link's model, family or view, or text typed in the force box, the picker or the dimensions box,
-    was rendered as Markdown in the app's messages: an image fetched from anywhere, a live "Log in here" link."""
-    from markdown_it import MarkdownIt
-
-    from ui.panel import escaped
-
-    rendered = MarkdownIt("commonmark").enable("table").render(escaped(payload))  # raw HTML on
-    for tag in ("<img", "<a ", "<strong", "<em", "<code", "<h1", "<blockquote", "<ol", "<table", "<hr"):
-        assert tag not in rendered, (tag, rendered)
-    text = re.sub(r"<[^>]+>", "", rendered)  # what the reader sees: the payload itself
-    assert html.unescape(text).split() == payload.split()

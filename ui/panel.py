@@ -10,7 +10,6 @@ dict; a component left out stays as it is.
 from __future__ import annotations
 
 import html
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -151,13 +150,6 @@ class Panel:
         """Connect this panel's own events (called once every panel is built)."""
 
 
-# Markdown's punctuation: each is shown as itself when a backslash comes before it (CommonMark). Not `&` and `;`,
-# which `html.escape` writes as the entities `&amp;`, `&lt;`, `&gt;`.
-MARKDOWN_PUNCTUATION = re.compile(r"""([\\`*_{}\[\]()#+\-.!|~"':$=^/%@?,])""")
-
-
-def escaped(text: object) -> str:
-    """A message, or text a user or a link sent, shown as text in a Markdown component: no HTML, and no Markdown
-    (no image fetched, no link, no emphasis, no heading, no formula): every HTML character escaped, then every
-    character of Markdown's syntax escaped with a backslash."""
-    return MARKDOWN_PUNCTUATION.sub(r"\\\1", html.escape(str(text), quote=False))
+def escaped(error: object) -> str:
+    """An error (or its message), safe to show in Markdown or HTML."""
+    return html.escape(str(error))
