@@ -92,4 +92,4 @@ demo = build_demo(REGISTRY, POOL)
 
 if __name__ == "__main__":
     POOL.warm()  # a worker takes about 3 s to start: not on the first Train
-    demo.queue(default_concurrency_limit=2, max_size=64).launch(**LAUNCH_OPTIONS)
+    demo.queue(default_concurrency_limit=2).launch(**LAUNCH_OPTIONS)

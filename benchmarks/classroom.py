@@ -5,6 +5,7 @@
     python -m benchmarks.classroom --quick                  # 6 students for 20 s (the test suite runs this)
     python -m benchmarks.classroom --trainers 3             # … while 3 more students train in the Train tab
     python -m benchmarks.classroom --url http://127.0.0.1:8080/ --pid 123 --pid 124   # servers already running
+    python -m benchmarks.classroom --abuser                 # … while one client floods the public API
 
 The app runs in its own process (`python app.py`, as a teacher starts it), or already runs at `--url` (several
 processes behind a load balancer, say; `--pid` names them, for their CPU and memory). Each student speaks the
@@ -30,6 +31,12 @@ students' own CPU (they share this machine), the server's resident memory over t
 server's shared cache (`explorer.cache`). Before the class comes in, one student alone does the same mix without
 thinking (`--calibrate` actions): that gives the server's CPU time *per kind of action* (under load, the actions
 run at once and their CPU cannot be told apart).
+
+With `--abuser`, one more client floods the server while the class works, as a hostile script would: from an
+address of its own (127.0.0.2), it first sends a burst of 80 `/translate` calls at once, then one every 50 ms, each
+the costliest the API takes (beam 8, up to 128 tokens) and in a new session, and never reads an answer. Its answers
+are counted by status (accepted, 429 "too many requests", anything else); the class should see no error and keep
+its Step p95 (`ui.admission`).
 """
 
 from __future__ import annotations
@@ -317,12 +324,26 @@ class Student:
         """What a browser does as it opens the page: load it (keeping the cookies it comes with: behind a load
         balancer, they keep the student on one server), then draw the first view."""
         self.headers = await page_cookies(self.http, self.url)
+        self.k = 0
         await self.call(self.page.event("source-text", "submit"))
 
     async def attend(self, deadline: float, think_s: float, tally: Tally) -> None:
-        """Act until `deadline`, thinking before each action; each answer timed, checked and counted."""
-        await self.open_page()
+        """Act until `deadline`, thinking before each action; each answer timed, checked and counted. A page that
+        does not open (its first view refused, under a flood) counts as an error of kind "open" and is opened again a
+        second later, as a student would reload it."""
+        opened = False
         while time.monotonic() < deadline:
+            if not opened:
+                started = time.perf_counter()
+                try:
+                    await asyncio.wait_for(self.open_page(), ANSWER_TIMEOUT_S)
+                    opened = True
+                except Exception as error:
+                    tally.error("open", f"{type(error).__name__}: {error}"[:200])
+                    await asyncio.sleep(1.0)
+                    continue
+                finally:
+                    tally.latencies["open"].append(time.perf_counter() - started)
             if think_s:
                 await asyncio.sleep(min(self.rng.expovariate(1 / think_s), max(deadline - time.monotonic(), 0)))
             if time.monotonic() >= deadline:
@@ -335,7 +356,10 @@ class Student:
                 tally.latencies[kind].append(time.perf_counter() - started)
                 tally.error(kind, f"{type(error).__name__}: {error}"[:200])
                 self.settings, self.k = Settings(self.settings.model, self.settings.source), 0
-                await self.call(self.page.event("reset-btn", "click"))  # start again from a known place
+                try:
+                    await self.call(self.page.event("reset-btn", "click"))  # start again from a known place
+                except Exception:
+                    opened = False  # the page is reloaded instead
                 continue
             tally.latencies[kind].append(time.perf_counter() - started)
             problem = self.check(kind, answer)
@@ -385,6 +409,47 @@ class Trainer:
                 self.ended += 1
                 before = 0
                 await self.call(self.page.event("train-start", "click"))
+
+
+class Abuser:
+    """The flooding client of `--abuser` (the module's docstring)."""
+
+    BURST = 80
+    EVERY_S = 0.05
+    ADDRESS = "127.0.0.2"  # a loopback address of its own: the server tells it from the class (127.0.0.1)
+    SOURCE = "The children play in the park after school every day, and then they go home for dinner."
+
+    def __init__(self, url: str, page: PageEvents):
+        self.url = url
+        self.dependency = page.by_api["translate"]
+        self.statuses: dict[int, int] = defaultdict(int)
+
+    def body(self) -> dict:
+        data = [self.SOURCE, "en-de", "beam", 1.0, 0, 1.0, 0, 8, 128, True, True, [], 5]
+        return {"data": data, "event_data": None, "fn_index": self.dependency["id"], "session_hash": uuid.uuid4().hex}
+
+    async def join(self, http: httpx.AsyncClient) -> None:
+        try:
+            answer = await http.post(f"{self.url}gradio_api/queue/join", json=self.body())
+            self.statuses[answer.status_code] += 1
+        except httpx.HTTPError:
+            self.statuses[0] += 1  # no answer at all
+
+    async def attend(self, deadline: float) -> None:
+        transport = httpx.AsyncHTTPTransport(local_address=self.ADDRESS, limits=httpx.Limits(max_connections=100))
+        async with httpx.AsyncClient(transport=transport, timeout=httpx.Timeout(30)) as http:
+            await asyncio.gather(*(self.join(http) for _ in range(self.BURST)))
+            while time.monotonic() < deadline:
+                await self.join(http)
+                await asyncio.sleep(self.EVERY_S)
+
+    def summary(self) -> dict[str, int]:
+        return {
+            "joins": sum(self.statuses.values()),
+            "accepted": self.statuses.get(200, 0),
+            "refused_429": self.statuses.get(429, 0),
+            "other": {str(code): n for code, n in self.statuses.items() if code not in (200, 429)},
+        }
 
 
 # ---- the servers --------------------------------------------------------------------------------------------------
@@ -474,9 +539,10 @@ async def classroom(
     calibrate: int,
     expected: dict,
     trainers: int = 0,
+    abuser: bool = False,
 ) -> dict[str, Any]:
     """One student alone (`calibrate` actions, no thinking), then the class for `seconds`, while `trainers` more
-    students train in the Train tab."""
+    students train in the Train tab, and with `abuser` one client floods the public API."""
     limits = httpx.Limits(max_connections=4 * students + 8, max_keepalive_connections=2 * students + 8)
     # The students share one client, but not its cookies: each sends its own (`Student.open_page`), and the client
     # keeps none (a shared jar would give every student the first one's, and one server behind a load balancer).
@@ -497,9 +563,12 @@ async def classroom(
         cpu_before, client_before, started = cpu_seconds(pids), time.process_time(), time.monotonic()
         deadline = started + seconds
         training, in_training = Tally(), [Trainer(url, page, http) for _ in range(trainers)]
+        flooder = Abuser(url, page) if abuser else None
         tasks = [asyncio.create_task(s.attend(deadline, think_s, tally)) for s in class_] + [
             asyncio.create_task(t.attend(deadline, training)) for t in in_training
         ]
+        if flooder is not None:
+            tasks.append(asyncio.create_task(flooder.attend(deadline)))
         while not all(task.done() for task in tasks) and time.monotonic() < deadline + ANSWER_TIMEOUT_S:
             await asyncio.sleep(1.0)
             if time.monotonic() - started >= memory[-1][0] + seconds / 12:
@@ -539,6 +608,7 @@ async def classroom(
         },
         "alone": {"actions": summary(alone), "errors": sum(alone.errors.values()), "first_errors": alone.first_errors},
         "training": training_summary(in_training, training),
+        "abuser": flooder.summary() if flooder is not None else None,
     }
 
 
@@ -551,6 +621,7 @@ def run(
     url: str | None = None,
     pids: list[int] | None = None,
     trainers: int = 0,
+    abuser: bool = False,
 ) -> dict[str, Any]:
     """The benchmark: start the app unless `url` is given, and return the numbers. The server's CPU per request
     counts the class's requests; with `trainers`, it includes answering their polls (the training itself runs in
@@ -572,6 +643,7 @@ def run(
                 calibrate=calibrate,
                 expected=expected,
                 trainers=trainers,
+                abuser=abuser,
             )
         )
     finally:
@@ -589,6 +661,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--think", type=float, default=3.0, help="mean think time before each action, seconds")
     parser.add_argument("--calibrate", type=int, default=300, help="actions of one student alone, for CPU per kind")
     parser.add_argument("--trainers", type=int, default=0, help="students training in the Train tab meanwhile")
+    parser.add_argument("--abuser", action="store_true", help="one more client floods the public API meanwhile")
     parser.add_argument("--quick", action="store_true", help="6 students for 20 s, 60 actions alone")
     parser.add_argument("--url", help="a server already running (then --pid names its processes)")
     parser.add_argument("--pid", type=int, action="append", default=[], help="a server process, for CPU and memory")
@@ -604,6 +677,7 @@ def main(argv: list[str] | None = None) -> None:
         url=url,
         pids=args.pid,
         trainers=args.trainers,
+        abuser=args.abuser,
     )
     print(json.dumps(result, indent=2, ensure_ascii=False))
 

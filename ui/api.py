@@ -9,6 +9,7 @@ import gradio as gr
 
 from explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry
 
+from . import admission
 from .settings import DEFAULT_STATE as DEFAULT
 from .settings import NAMES, state_fields
 
@@ -46,7 +47,10 @@ def make_translate(registry: ModelRegistry) -> Callable[..., dict]:
             if not 1 <= int(candidates) <= MAX_CANDIDATES:
                 raise ExplorerError(f"candidates must be 1…{MAX_CANDIDATES}")
             explorer = Explorer(registry, state)
-            steps = list(explorer.run())
+            steps = []
+            for step in explorer.run():
+                steps.append(step)
+                admission.give_way()  # the page's events first (`ui.admission`)
         except (ExplorerError, TypeError, ValueError) as error:
             # The caller's mistake: its message goes back to it, and the server's log has one line, not a traceback.
             LOG.warning("/translate refused a request: %s", error)

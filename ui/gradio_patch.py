@@ -16,6 +16,8 @@ import gradio as gr
 from gradio.blocks import Block, postprocess_update_dict
 from gradio.i18n import I18nData
 
+from . import admission
+
 # The version this module was written against: requirements-app.txt pins it, and a Space's SDK brings it (README.md's
 # sdk_version).
 GRADIO_VERSION = "6.31.0"
@@ -80,9 +82,14 @@ class Blocks(gr.Blocks):
         return info
 
     def queue(self, *args, **kwargs):
-        """Gradio's queue, looking for new events every `QUEUE_POLL_S` seconds (it looks every millisecond)."""
+        """Gradio's queue, looking for new events every `QUEUE_POLL_S` seconds (it looks every millisecond), holding
+        at most `admission.QUEUE_SIZE` events, and admitting and ordering them by who sent them (`ui.admission`)."""
+        kwargs.setdefault("max_size", admission.QUEUE_SIZE)
         queued = super().queue(*args, **kwargs)
         self._queue.sleep_when_free = QUEUE_POLL_S
+        if not isinstance(getattr(self._queue, "admission", None), admission.Admission):
+            self._queue.admission = admission.Admission(self._queue)
+            self._queue.admission.install()
         return queued
 
     async def postprocess_data(self, block_fn, predictions, state):

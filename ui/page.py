@@ -21,7 +21,7 @@ from explorer.i18n import DEFAULT as DEFAULT_LANGUAGE
 from explorer.i18n import N_, _, speaking
 from explorer.training import TrainingPool
 
-from . import api, runtime
+from . import admission, api, runtime
 from .decoding import DecodingPanel
 from .gradio_patch import Blocks
 from .i18n import with_browser_words
@@ -396,7 +396,8 @@ def build_page(registry: ModelRegistry, pool: TrainingPool | None = None) -> Pag
         for panel in page.panels:
             panel.wire()
         page.wire_tabs()
-        gr.api(uses_gpu(api.make_translate(registry), runtime.LONG_GPU_S), api_name="translate")
-        gr.api(cache_stats, api_name="cache_stats", api_visibility="undocumented")
+        # The public API waits in its own line, with its own budget (`ui.admission`).
+        gr.api(uses_gpu(api.make_translate(registry), runtime.LONG_GPU_S), api_name="translate", **admission.API)
+        gr.api(cache_stats, api_name="cache_stats", api_visibility="undocumented", **admission.API)
     runtime.know_components(demo.blocks.values())  # the answers of handlers run apart name them (`uses_gpu`)
     return page
