@@ -26,7 +26,7 @@ import torch
 
 from explorer import ModelRegistry
 from explorer.training import TrainingPool
-from ui import decoding, fonts, i18n, plot, runtime
+from ui import decoding, fonts, i18n, plot, runtime, web
 from ui.page import build_demo
 
 ROOT = Path(__file__).resolve().parent
@@ -81,6 +81,8 @@ LAUNCH_OPTIONS = {
     "css": CSS,
     "state_session_capacity": 1000,
     "max_file_size": runtime.MAX_UPLOAD_BYTES,  # an upload larger than a model file may be is refused at the door
+    # a request body over 64 KB refused before it is read whole; security headers on every answer (ui/web.py)
+    "app_kwargs": {"middleware": web.middleware()},
     "i18n": i18n.translations(),
     # Step, Back and Run from the keyboard; each figure drawn once
     "head": decoding.SHORTCUTS_JS,

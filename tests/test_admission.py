@@ -144,3 +144,14 @@ def test_an_address_that_spent_its_minute_of_api_time_waits_for_the_next(fresh):
     assert join(fresh, "translate", session()).status_code == 429
     assert join(fresh, "held", session()).status_code == 200  # the page is not the API
     assert gate.api_seconds("127.0.0.1", now=time.monotonic() + 61) == 0  # a minute later, the budget is back
+
+
+def test_behind_a_proxy_the_address_is_the_one_the_last_proxy_saw(monkeypatch):
+    def request(forwarded: str) -> SimpleNamespace:
+        return SimpleNamespace(headers={"x-forwarded-for": forwarded}, client=SimpleNamespace(host="10.0.0.1"))
+
+    assert admission.address(request("1.2.3.4")) == "10.0.0.1"  # no proxy named: the peer
+    monkeypatch.setattr(admission, "PROXY_HOPS", 1)
+    assert admission.address(request("1.2.3.4")) == "1.2.3.4"
+    assert admission.address(request("6.6.6.6, 1.2.3.4")) == "1.2.3.4"  # a forged first entry is passed over
+    assert admission.address(request("")) == "10.0.0.1"

@@ -70,10 +70,18 @@ def browser():
         browser.close()
 
 
+# What the page's Content-Security-Policy (ui/web.py) blocked, recorded in the page (`window.refused`).
+RECORD_REFUSED = """window.refused = [];
+document.addEventListener('securitypolicyviolation',
+    (e) => window.refused.push(`${e.violatedDirective}: ${e.blockedURI}`));"""
+
+
 def opened(browser, url: str, width: int = 1400, height: int = 1000):
     """A new tab at `url`, `width`×`height`, its first view drawn. Each tab has a browser context of its own, and
-    the app gives it a session of its own: nothing a test does there reaches another test."""
+    the app gives it a session of its own: nothing a test does there reaches another test. What the page's
+    security policy blocks is recorded in `window.refused`."""
     tab = browser.new_page(viewport={"width": width, "height": height})
+    tab.add_init_script(RECORD_REFUSED)
     tab.set_default_timeout(30_000)
     tab.goto(url)
     tab.wait_for_selector("#attention-plot .js-plotly-plot")
@@ -1243,6 +1251,8 @@ def test_the_teachers_guide_from_start_to_end(browser, app_url, language, presen
     tab.set_viewport_size({"width": 1400, "height": 1000})
     for name in reversed(TABS):
         view(name)
+    # The whole lesson under the page's security policy (ui/web.py), and nothing it needed blocked
+    assert tab.evaluate("() => window.refused") == []
     tab.close()
 
 
@@ -1588,3 +1598,18 @@ def test_the_keyboard_alone_takes_a_step_with_the_focus_in_sight_and_keys_that_w
     tab.wait_for_function("() => document.querySelector('#candidates-plot').innerText.trim() !== ''")
     tab.wait_for_function("o => document.querySelector('#output-text textarea').value !== o", arg=first)
     tab.close()
+
+
+def test_the_app_sends_its_security_headers_and_refuses_a_large_request_body(real_app):
+    """Issue 36 §2, §3: the headers of ui/web.py on the page, and a 50 MB sentence refused before it is read (each
+    such request stayed in the server's memory)."""
+    import httpx
+
+    from ui import web
+
+    page = httpx.get(real_app.url, timeout=30)
+    for name, value in web.SECURITY_HEADERS.items():
+        assert page.headers[name] == value
+    fifty_mb = (b"x" * 1024 for _ in range(50 * 1024))
+    refused = httpx.post(real_app.url + "gradio_api/queue/join", content=fifty_mb, timeout=60)
+    assert refused.status_code == 413

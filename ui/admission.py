@@ -18,8 +18,11 @@ Gradio's queue is one line for the whole server, first come first served, refuse
   more events waiting than it has (round robin by session, and by address in shares of `ADDRESS_SHARE`). A student's
   Step waits behind at most one event of each other client, however many a flooding client has sent.
 
-The address is the one uvicorn reports: behind nginx or a Space's proxy, set `FORWARDED_ALLOW_IPS` to the proxy's
-address so that it is the client's (docs/deployment.md).
+The address is the one uvicorn reports, which behind nginx on the same machine is already the client's (uvicorn
+trusts `X-Forwarded-For` from 127.0.0.1; `FORWARDED_ALLOW_IPS` names other proxies). Behind proxies that uvicorn
+does not know, such as a Hugging Face Space's, `EXPLORER_PROXY_HOPS` says how many there are (1 on a Space): the
+address is then that many entries from the right of `X-Forwarded-For`, the one the last proxy saw, which a client
+cannot forge by sending its own header (docs/deployment.md).
 """
 
 from __future__ import annotations
@@ -49,8 +52,18 @@ API = {"concurrency_id": "api", "concurrency_limit": 1}  # what `gr.api` endpoin
 TOO_MANY = 429
 
 
+PROXY_HOPS = int(os.environ.get("EXPLORER_PROXY_HOPS", 1 if os.environ.get("SPACE_ID") else 0))
+
+
 def address(request: fastapi.Request | None) -> str:
-    """The client's address as uvicorn reports it ("" when unknown)."""
+    """The client's address ("" when unknown): uvicorn's, or behind `PROXY_HOPS` proxies the address the last of
+    them saw."""
+    if request is None:
+        return ""
+    if PROXY_HOPS:
+        seen = [hop.strip() for hop in request.headers.get("x-forwarded-for", "").split(",") if hop.strip()]
+        if len(seen) >= PROXY_HOPS:
+            return seen[-PROXY_HOPS]
     client = getattr(request, "client", None)
     return getattr(client, "host", "") or ""
 

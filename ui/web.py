@@ -1,0 +1,134 @@
+"""What the app's web server adds to gradio's: a limit on request bodies, and security headers on every answer.
+
+* **Request bodies.** A request of the page (an event's values, a share link's state) is a few kilobytes. A body over
+  `MAX_BODY_BYTES` (64 KB) is refused with 413 before it is read whole: by its `Content-Length`, or, sent in chunks,
+  as soon as the chunks pass the limit. An upload (`/gradio_api/upload`) has its own limit, gradio's `max_file_size`
+  (`ui.runtime.MAX_UPLOAD_BYTES`). A probe sent 50 MB sentences from new sessions: each stayed in the server's memory
+  (356 MB → 3,288 MB), even when the text was refused as too long.
+* **Security headers.** `SECURITY_HEADERS`: the page may be framed only by itself and by Hugging Face (a Space is
+  shown inside huggingface.co), loads its scripts, styles, images and fonts from this server only (no image from
+  elsewhere, whatever a message holds), the browser does not guess types, and a link followed elsewhere does not
+  tell where it came from.
+
+Both are an ASGI middleware (`Guard`), given to gradio's FastAPI app through `launch(app_kwargs=…)` (`app.py`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+from starlette.middleware import Middleware
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+MAX_BODY_BYTES = 64 * 1024
+UPLOAD_SUFFIX = "/upload"  # gradio's upload route, which `max_file_size` limits
+
+# 'unsafe-inline' and 'unsafe-eval' for scripts: gradio's page starts with an inline script (its config), and it
+# makes the page's own scripts (`js=`, `js_on_load`) into functions in the browser. Everything else is this server's.
+CONTENT_SECURITY_POLICY = "; ".join(
+    [
+        "default-src 'self'",
+        "script-src 'self' 'unsafe-inline' 'unsafe-eval'",
+        "style-src 'self' 'unsafe-inline'",
+        "img-src 'self' data: blob:",
+        "font-src 'self' data:",
+        "media-src 'self' data: blob:",
+        "connect-src 'self'",
+        "worker-src 'self' blob:",
+        "object-src 'none'",
+        "base-uri 'self'",
+        "form-action 'self'",
+        "frame-ancestors 'self' https://huggingface.co https://*.huggingface.co https://*.hf.space",
+    ]
+)
+SECURITY_HEADERS = {
+    "content-security-policy": CONTENT_SECURITY_POLICY,
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "strict-origin-when-cross-origin",
+}
+TOO_LARGE = json.dumps(
+    {"detail": f"This request is larger than the server takes ({MAX_BODY_BYTES // 1024} KB)."}
+).encode()
+
+
+class Guard:
+    """The ASGI middleware of the module's docstring."""
+
+    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], max_body_bytes: int = MAX_BODY_BYTES):
+        self.app, self.max_body_bytes = app, max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        send = with_headers(send)
+        if scope["path"].endswith(UPLOAD_SUFFIX):
+            await self.app(scope, receive, send)  # gradio's `max_file_size` limits it as it arrives
+            return
+        length = header(scope, b"content-length")
+        if length is not None:
+            if not length.isdigit() or int(length) > self.max_body_bytes:
+                await too_large(send)
+                return
+            await self.app(scope, receive, send)
+            return
+        if header(scope, b"transfer-encoding") is None:
+            await self.app(scope, receive, send)  # no body
+            return
+        # A body in chunks, of no stated length: read up to the limit, then hand it on as it came.
+        messages, size = [], 0
+        while True:
+            message = await receive()
+            messages.append(message)
+            size += len(message.get("body", b""))
+            if size > self.max_body_bytes:
+                await too_large(send)
+                return
+            if message["type"] != "http.request" or not message.get("more_body", False):
+                break
+
+        async def replay() -> Message:
+            return messages.pop(0) if messages else await receive()
+
+        await self.app(scope, replay, send)
+
+
+def header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", ()):
+        if key.lower() == name:
+            return value.decode("latin-1").strip()
+    return None
+
+
+def with_headers(send: Send) -> Send:
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = [(k, v) for k, v in message.get("headers", ()) if k.decode("latin-1").lower()
+                       not in SECURITY_HEADERS]  # fmt: skip
+            headers += [(k.encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
+            message["headers"] = headers
+        await send(message)
+
+    return sending
+
+
+async def too_large(send: Send) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 413,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(TOO_LARGE)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": TOO_LARGE})
+
+
+def middleware() -> list[Middleware]:
+    """What `launch(app_kwargs={"middleware": …})` takes."""
+    return [Middleware(Guard)]
