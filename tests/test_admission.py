@@ -155,3 +155,21 @@ def test_behind_a_proxy_the_address_is_the_one_the_last_proxy_saw(monkeypatch):
     assert admission.address(request("1.2.3.4")) == "1.2.3.4"
     assert admission.address(request("6.6.6.6, 1.2.3.4")) == "1.2.3.4"  # a forged first entry is passed over
     assert admission.address(request("")) == "10.0.0.1"
+
+
+def test_a_pages_own_events_keep_the_order_it_sent_them_in():
+    """A page's event once went before its own earlier one: it was given a round by the events it had waiting at the
+    time, fewer than when the earlier one came (a Step ran before the Reset sent before it)."""
+
+    def event(session: str, name: str) -> SimpleNamespace:
+        return SimpleNamespace(session_hash=session, request=None, concurrency_id="quick", name=name)
+
+    line = SimpleNamespace(queue=[])
+    gate = admission.Admission(SimpleNamespace(event_queue_per_concurrency_id={"quick": line}))
+    for name in ("a1", "a2", "a3"):
+        line.queue.append(event("a", name))
+        gate.place(line.queue[-1])
+    del line.queue[:2]  # a1 and a2 are taken; a3 waits, in the third round
+    line.queue.append(event("a", "a4"))
+    gate.place(line.queue[-1])
+    assert [e.name for e in line.queue] == ["a3", "a4"]

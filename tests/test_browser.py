@@ -1486,6 +1486,41 @@ def test_an_upload_larger_than_a_model_file_is_refused_at_the_door(real_app):
     assert taken.status_code == 200 and len(taken.json()) == 1  # the path of the file kept
 
 
+# Markdown and HTML that would write in the app's voice: an image fetched from anywhere, live links, formatting.
+FORGED = "![x](http://127.0.0.1:9/beacon.png) [Log in here](http://evil.example/) www.evil.example **bold** <b>b</b>"
+NOTHING_FORGED = """([s, text]) => { const e = document.querySelector(s);
+    return e !== null && e.innerText.includes(text)
+        && e.querySelectorAll('img, a, b, strong, em, code').length === 0; }"""
+
+
+def test_text_from_a_link_or_a_user_is_shown_as_text(browser, app_url):
+    """Issue 36 §3: a link whose model held Markdown made the status line load an image from another server and show
+    a live "Log in here" link; text typed into the force box or the dimensions box did the same in their notes. Each
+    is shown as the text it is, with no image, link or formatting, and no image is asked for."""
+    import base64
+    import json
+
+    fetched = []
+    tab = browser.new_page(viewport={"width": 1400, "height": 1000})
+    tab.on("request", lambda request: fetched.append(request.url) if "beacon" in request.url else None)
+    forged_link = base64.urlsafe_b64encode(json.dumps({"model": FORGED}).encode()).decode().rstrip("=")
+    tab.goto(app_url + "?state=" + forged_link)
+    tab.wait_for_function("() => document.querySelector('#status')?.innerText.includes('[Log in here]')")
+    assert tab.evaluate(NOTHING_FORGED, ["#status", "www.evil.example **bold**"]), tab.locator("#status").inner_html()
+    tab.wait_for_selector("#attention-plot .js-plotly-plot")  # the page as after a fresh load
+    force = tab.locator("#force-text textarea, #force-text input").first
+    force.fill(FORGED)
+    force.press("Enter")
+    tab.wait_for_function(NOTHING_FORGED, arg=["#status", "[Log in here](http://evil.example/)"])
+    open_tab(tab, "Positions")
+    dims = tab.locator("#dims textarea, #dims input").first
+    dims.fill("![x](http://e/beacon.png) 1")  # the note names each word it leaves out (up to 20 characters of it)
+    dims.press("Enter")
+    tab.wait_for_function(NOTHING_FORGED, arg=["#dims-note", "![x](http://e/beac"])
+    assert fetched == []  # no image was asked for
+    tab.close()
+
+
 # The devices a class brings (issue 35 §3): a phone in portrait, a tablet in portrait, a Chromebook; touch on each.
 DEVICES = {
     "phone": {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True},

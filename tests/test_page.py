@@ -367,3 +367,39 @@ def test_the_positions_are_drawn_once_and_again_only_when_what_they_show_changes
         assert section.table in draw(explorer, *values(), *changed)  # positions shown, dimensions typed
     chinese = draw(explorer, *values(language="zh"), 50, "", first[section.drawn_for])
     assert section.table in chinese and len(drawn) == 4  # the captions and the note in the user's language
+
+
+# What a link or a user could send to write in the app's voice (issue 36 §3).
+PAYLOADS = [
+    "![x](http://127.0.0.1:9/beacon.png) [Log in here](http://evil.example/)",
+    "<img src=x onerror=alert(1)> <a href='http://evil.example'>here</a> &amp; &lt;",
+    "**bold** _em_ `code` ~~gone~~ $x^2$ | a | b | \\*not\\* a\\_b",
+    "<http://evil.example/> www.evil.example mail@evil.example",
+]
+
+
+@pytest.mark.parametrize("payload", PAYLOADS)
+def test_text_a_user_sent_is_shown_as_text_in_markdown(payload):
+    """Issue 36 §3: a link's model, family or view, or text typed in the force box, the picker or the dimensions box,
+    was rendered as Markdown in the app's messages: an image fetched from anywhere, a live "Log in here" link. Here
+    rendered by CommonMark with raw HTML on (gradio's own renderer, with its autolinks, in tests/test_browser.py)."""
+    import html
+    import re
+
+    from markdown_it import MarkdownIt
+
+    from ui.panel import escaped
+
+    rendered = MarkdownIt("commonmark").enable(["table", "strikethrough"]).render(f"Said: {escaped(payload)}")
+    for tag in ("<img", "<a ", "<strong", "<em", "<code", "<s>", "<table"):
+        assert tag not in rendered, (tag, rendered)
+    text = re.sub(r"<[^>]+>", "", rendered)  # what the reader sees: the payload itself
+    assert html.unescape(text).split() == ["Said:", *payload.split()]
+
+
+def test_a_messages_own_words_are_left_as_they_are():
+    from ui.panel import escaped
+
+    assert escaped("Stopped at step 3 (of 64). Back took off </s>.") == (
+        "Stopped at step 3 (of 64). Back took off &lt;/s&gt;."
+    )

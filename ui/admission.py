@@ -190,7 +190,11 @@ class Admission:
         line.pop()
         sessions = Counter(e.session_hash for e in line)
         addresses = Counter(address(e.request) for e in line)
-        event.admission_round = max(sessions[event.session_hash], addresses[address(event.request)] // ADDRESS_SHARE)
+        # … and never before an event of its own page: a page's events run in the order it sent them (Reset, then Step)
+        own = [getattr(e, "admission_round", 0) for e in line if e.session_hash == event.session_hash]
+        event.admission_round = max(
+            sessions[event.session_hash], addresses[address(event.request)] // ADDRESS_SHARE, *own
+        )
         at = next((i for i, e in enumerate(line) if getattr(e, "admission_round", 0) > event.admission_round), None)
         line.insert(len(line) if at is None else at, event)
 

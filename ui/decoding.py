@@ -3,7 +3,6 @@ output so far, the next-token candidates and forcing a token."""
 
 from __future__ import annotations
 
-import html
 import json
 import time
 import weakref
@@ -18,7 +17,7 @@ from explorer.state import STRATEGIES
 
 from . import gradio_patch, runtime
 from .i18n import T
-from .panel import Frame, PageAccess, Panel, Updates
+from .panel import Frame, PageAccess, Panel, Updates, escaped
 from .plot import Plot
 from .runtime import QUICK, one_at_a_time, uses_gpu
 from .settings import DEFAULTS, Settings
@@ -183,7 +182,7 @@ class DecodingPanel(Panel):
         snapshot = frame.snapshot
         message = frame.message or limit_message(frame.explorer)
         return {
-            self.status: html.escape(message),
+            self.status: escaped(message),
             self.output_text: snapshot.output_text,
             self.candidates: render.candidates_figure(snapshot),
             self.force_choice: gr.update(choices=render.candidate_radio_choices(snapshot), value=None),
@@ -191,7 +190,7 @@ class DecodingPanel(Panel):
 
     def cleared(self, message: str) -> Updates:
         return {
-            self.status: html.escape(message),
+            self.status: escaped(message),
             self.output_text: "",
             self.candidates: None,
             self.force_choice: gr.update(choices=[]),

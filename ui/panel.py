@@ -10,6 +10,7 @@ dict; a component left out stays as it is.
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -150,6 +151,19 @@ class Panel:
         """Connect this panel's own events (called once every panel is built)."""
 
 
-def escaped(error: object) -> str:
-    """An error (or its message), safe to show in Markdown or HTML."""
-    return html.escape(str(error))
+# What would make text in a Markdown component more than text, within a line: links and images (`[…](…)`,
+# `![…](…)`), code, emphasis, strikethrough, formulas, table cells, and a backslash itself. Each is shown as itself
+# with a backslash before it (CommonMark); the rest of Markdown's syntax takes effect only at the start of a line.
+INLINE_MARKDOWN = re.compile(r"([\\`*_\[\]~$|])")
+# … and what gradio's Markdown makes a link of by itself (GFM's autolinks): http://…, www.…, name@host.
+AUTOLINK = re.compile(r"(?i)\b(https?|ftp|mailto)(:)|\b(www)(\.)|(@)")
+
+
+def escaped(text: object) -> str:
+    """Text for a Markdown component (a message, or a part of one) that may hold what a user typed or a link sent,
+    shown as the text it is: no HTML, no image fetched, no link, no formatting. A message's own formatting around
+    it (`**{model}** could not be loaded`) is kept."""
+    safe = INLINE_MARKDOWN.sub(r"\\\1", html.escape(str(text)))
+    return AUTOLINK.sub(
+        lambda m: "".join(rf"\{part}" if part in (":", ".", "@") else part for part in m.groups() if part), safe
+    )

@@ -11,7 +11,7 @@ from explorer.i18n import _, ngettext, speaking
 from explorer.registry import PersonalRegistry
 
 from .i18n import T
-from .panel import Frame, PageAccess, Panel, Updates
+from .panel import Frame, PageAccess, Panel, Updates, escaped
 from .runtime import QUICK, device_said
 from .settings import Settings
 
@@ -83,7 +83,7 @@ class SentencePanel(Panel):
         notes = [frame.note, unknown_note(frame.explorer)]
         return {
             self.pieces: render.source_chips(frame.explorer),
-            self.note: "\n\n".join(html.escape(note) for note in notes if note),
+            self.note: "\n\n".join(escaped(note) for note in notes if note),
         }
 
     def sync(self, frame: Frame) -> Updates:
@@ -147,7 +147,7 @@ class SentencePanel(Panel):
             except ExplorerError as error:
                 in_use = explorer.state.model if isinstance(explorer, Explorer) else self.model.value
                 failed = _("**{model}** could not be loaded: {error}").format(
-                    model=html.escape(name[:100]), error=html.escape(str(error))
+                    model=escaped(name[:100]), error=escaped(error)
                 )
                 return {self.model_message: failed, self.model: gr.update(value=in_use, choices=self.choices(registry))}
             choices = self.choices(registry)  # a Hub model now downloaded: no mark
