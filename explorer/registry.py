@@ -10,9 +10,12 @@ import dataclasses
 import functools
 import itertools
 import json
+import os
 import re
 import threading
+import time
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +52,10 @@ BUILTIN_FILES = ("config.json", TWIN)  # a built-in model is a checkpoint folder
 # Every `ModelRegistry` of this process, by number: a pickled registry is its number (`ModelRegistry.__reduce__`).
 _REGISTRIES: weakref.WeakValueDictionary[int, ModelRegistry] = weakref.WeakValueDictionary()
 _NUMBERS = itertools.count()
+# A model that failed to load is not tried again for this many seconds: its message is given at once (a hostile
+# model cost seconds of CPU and gigabytes on every click). The last `FAILURES_KEPT` failures are remembered.
+FAILED_LOAD_S = float(os.environ.get("EXPLORER_FAILED_LOAD_S", 300))
+FAILURES_KEPT = 256
 
 
 def registry_numbered(number: int) -> ModelRegistry:
@@ -80,6 +87,7 @@ class ModelRegistry:
         self.loader = loader
         self._loaded: dict[str, Checkpoint] = {}
         self._locks: dict[str, threading.Lock] = {}
+        self._failed: OrderedDict[str, tuple[float, str]] = OrderedDict()  # name: (when, why), `FAILED_LOAD_S`
         self._guard = threading.Lock()
         self.number = next(_NUMBERS)
         _REGISTRIES[self.number] = self
@@ -122,14 +130,24 @@ class ModelRegistry:
             lock = self._locks.setdefault(name, threading.Lock())
         with lock:  # one load per model, even when several users ask for it at once
             if name not in self._loaded:
+                failed = self._failed.get(name)
+                if failed is not None and time.monotonic() - failed[0] < FAILED_LOAD_S:
+                    raise ExplorerError(failed[1])  # not tried again on every click
                 try:
                     checkpoint = (
                         load_checkpoint(self.folder / name, self.device) if builtin else self.loader(name, self.device)
                     )
                 except CheckpointError as error:
+                    with self._guard:
+                        self._failed[name] = (time.monotonic(), str(error))
+                        self._failed.move_to_end(name)
+                        while len(self._failed) > FAILURES_KEPT:
+                            self._failed.popitem(last=False)
+                        self._locks.pop(name, None)  # a name that failed keeps nothing but its message
                     raise ExplorerError(str(error)) from None
                 checkpoint.model.requires_grad_(False)
                 self._loaded[name] = checkpoint
+                self._failed.pop(name, None)
             return self._loaded[name]
 
     def default(self, language: str = "en") -> tuple[str, str]:

@@ -192,6 +192,8 @@ def nan_in(weights: dict) -> torch.Tensor:
     return tensor
 
 
+DEEP = "[" * 5000 + "]" * 5000
+
 BAD_FILES = {
     "another-format": (changed_metadata(format="safetensors"), "does not say format=transformer-explorer/trained"),
     "version-2": (changed_metadata(version="2"), "the file's version '2' is not one this page reads"),
@@ -219,6 +221,10 @@ BAD_FILES = {
         changed_metadata(vocabulary=json.dumps(list(reversed(TINY.toy_task.pieces)))),
         "vocabulary is not the one of the reverse task",
     ),
+    # JSON nested 5,000 deep raised RecursionError, which nothing caught (issue 36 §4)
+    "setup-nested-deep": (changed_metadata(setup=DEEP), "the file's training setup is not valid: the training"),
+    "config-nested-deep": (changed_metadata(config=DEEP), "model config does not match its training setup"),
+    "vocabulary-nested-deep": (changed_metadata(vocabulary=DEEP), "vocabulary is not the one of the reverse task"),
     "step-negative": (changed_metadata(step="-1"), "the file's step is not a valid number"),
     "step-not-a-number": (changed_metadata(step="three"), "the file's step is not a valid number"),
     "step-fraction": (changed_metadata(step="4.5"), "the file's step is not a valid number"),
@@ -301,3 +307,8 @@ def test_an_upload_too_large_is_refused_before_it_is_read(tmp_path, monkeypatch)
         model_file.read_model_path(path)
     with pytest.raises(ModelFileError, match="cannot be read"):
         model_file.read_model_path(tmp_path / "missing.safetensors")
+
+
+def test_a_header_nested_thousands_deep_is_refused_as_not_json():
+    header = DEEP.encode()
+    assert "its header is not JSON" in refused(len(header).to_bytes(8, "little") + header)

@@ -45,7 +45,11 @@ def test_many_users_asking_for_the_same_model_cause_one_load(tiny):
     assert all(m is models[0] for m in models)
 
 
-def test_a_failed_load_is_not_remembered_and_the_next_attempt_loads_again(tiny):
+def test_a_failed_load_is_remembered_for_a_while_then_tried_again(tiny, monkeypatch):
+    """A hostile model cost seconds of CPU and gigabytes on every click: a failure is remembered (`FAILED_LOAD_S`),
+    its message given at once, and the model tried again only after that."""
+    from explorer import registry as registry_module
+
     attempts = []
 
     def flaky_loader(name, device):
@@ -55,8 +59,11 @@ def test_a_failed_load_is_not_remembered_and_the_next_attempt_loads_again(tiny):
         return load_marian(tiny, device)
 
     registry = ModelRegistry(CHECKPOINTS, loader=flaky_loader)
-    with pytest.raises(ExplorerError, match="download failed"):
-        registry.get("owner/model")
+    for _ in range(3):
+        with pytest.raises(ExplorerError, match="download failed"):
+            registry.get("owner/model")
+    assert len(attempts) == 1
+    monkeypatch.setattr(registry_module, "FAILED_LOAD_S", 0.0)  # its while has passed
     assert registry.get("owner/model").model is not None
     assert len(attempts) == 2
 
@@ -87,6 +94,13 @@ def bad_models(tmp_path_factory, tiny):
     (sizes / "config.json").write_text(json.dumps({**config, "d_model": 15}))  # 15 is not divisible by 2 heads
     bert = copy_of("bert")
     (bert / "config.json").write_text(json.dumps({**config, "model_type": "bert"}))
+    # sizes that would cost gigabytes before a weight is checked (issue 36 §4)
+    positions = copy_of("positions")
+    (positions / "config.json").write_text(json.dumps({**config, "max_position_embeddings": 10**7}))
+    vocabulary = copy_of("vocabulary")
+    (vocabulary / "config.json").write_text(json.dumps({**config, "vocab_size": 2**31}))
+    deep = copy_of("deep")
+    (deep / "config.json").write_text("[" * 5000 + "]" * 5000)
     return folders
 
 
@@ -97,6 +111,9 @@ def bad_models(tmp_path_factory, tiny):
         ("evil/truncated", "corrupted or truncated"),
         ("evil/sizes", "impossible model sizes"),
         ("evil/bert", "not a Marian model"),
+        ("evil/positions", "10,000,000 positions is more than this server takes"),
+        ("evil/vocabulary", "parameters is larger than this server takes"),
+        ("evil/deep", "not valid JSON"),
     ],
 )
 def test_bad_models_are_refused_with_a_message_and_the_app_goes_on(bad_models, name, message, tmp_path, monkeypatch):
@@ -218,3 +235,34 @@ def test_a_page_in_chinese_opens_on_zh_en_or_on_a_cached_opus_mt_zh_en(tmp_path,
     (tmp_path / "models--Helsinki-NLP--opus-mt-zh-en" / "refs" / "main").write_text("0")
     assert registry.default("zh") == ("Helsinki-NLP/opus-mt-zh-en", "")
     assert registry.default("en")[0] == "en-de"  # opus-mt-en-de is not in this cache
+
+
+def test_a_model_whose_weights_are_over_the_budget_is_refused_before_it_is_built(tiny, monkeypatch):
+    from transformer import marian
+
+    def never(config):
+        raise AssertionError("the model was built")
+
+    monkeypatch.setattr(marian, "MAX_PARAMETERS", marian.parameter_count(load_marian(tiny).model.config) - 1)
+    monkeypatch.setattr(marian.Transformer, "on_cpu", staticmethod(never))
+    with pytest.raises(CheckpointError, match="larger than this server takes"):
+        load_marian(tiny)
+
+
+def test_the_parameter_count_of_a_config_is_the_models_own(tiny):
+    from transformer.marian import parameter_count
+
+    model = load_marian(tiny).model
+    held = sum(p.numel() for p in model.parameters()) + sum(b.numel() for b in model.buffers())  # each tie once
+    assert parameter_count(model.config) == held
+
+
+def test_a_hub_models_message_shows_no_path_of_the_server(tmp_path, tiny):
+    cache = hub_cache_with(tmp_path, "owner/broken", tiny)
+    weights = next(cache.rglob("model.safetensors"))
+    weights.write_bytes(weights.read_bytes()[:100])
+    with pytest.raises(ExplorerError) as refused:
+        cached_registry(cache).get("owner/broken")
+    message = str(refused.value)
+    assert "corrupted or truncated" in message and "owner/broken/model.safetensors" in message
+    assert str(tmp_path) not in message and "snapshots" not in message

@@ -160,6 +160,8 @@ def read_json(path: Path) -> dict:
         raise CheckpointError(f"{path.parent}: missing {path.name}") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise CheckpointError(f"{path}: not valid JSON ({error})") from None
+    except RecursionError:
+        raise CheckpointError(f"{path}: not valid JSON (nested too deep)") from None
     if not isinstance(value, dict):
         raise CheckpointError(f"{path}: expected a JSON object")
     return value

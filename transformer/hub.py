@@ -7,12 +7,13 @@ CheckpointError that says so, never a traceback from the Hub client.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import torch
 
 from .checkpoint import FORMAT, TWIN, Checkpoint, CheckpointError, load_checkpoint, read_json
-from .marian import load_marian
+from .marian import check_budget, config_from_marian, load_marian
 
 # What a Marian model needs besides its weights (model.safetensors, else pytorch_model.bin).
 MARIAN_FILES = ["config.json", "generation_config.json", "source.spm", "target.spm", "vocab.json", "target_vocab.json"]
@@ -35,6 +36,13 @@ def download_marian(repo_id: str, *, revision: str | None = None, cache_dir: str
         raise CheckpointError(f"{repo_id!r} is not a valid Hub repo id ({error})") from None
 
     try:
+        try:  # config.json first: a model larger than this server takes is refused before its weights come
+            config = Path(hf_hub_download(repo_id, "config.json", revision=revision, cache_dir=cache_dir))
+        except hub_errors.EntryNotFoundError as error:
+            if isinstance(error, hub_errors.LocalEntryNotFoundError):
+                raise
+            raise CheckpointError(f"{repo_id}: the repo has no config.json; it is not a Marian model") from None
+        check_budget(config_from_marian(read_json(config), Path(repo_id)), repo_id)
         folder = Path(
             snapshot_download(
                 repo_id,
@@ -80,6 +88,28 @@ def load_hub_model(
 ) -> Checkpoint:
     """An opus-mt (Marian) model from the Hugging Face Hub, downloaded once into the cache (the standard one by
     default), named by its repo id."""
-    checkpoint = load_marian(download_marian(repo_id, cache_dir=cache_dir), device)
+    try:
+        checkpoint = load_marian(download_marian(repo_id, cache_dir=cache_dir), device)
+    except CheckpointError as error:
+        raise CheckpointError(without_paths(str(error), repo_id)) from None
     checkpoint.name = repo_id
     return checkpoint
+
+
+# A path on this server, as a message of the Hub library, the file system or a loader may quote it.
+SERVER_PATH = re.compile(r"(?<![\w.])(?:/[\w.@+-]+){2,}/?")
+
+
+def without_paths(message: str, repo_id: str) -> str:
+    """A message about the Hub model `repo_id` with the paths of this server taken out: the cache folder of the
+    model is its repo id, any other path its last part. (A user sees where a model went wrong, not where this
+    server keeps its files.)"""
+
+    def named(found: re.Match) -> str:
+        path = found.group()
+        snapshot = re.search(r"/snapshots/[0-9a-f]+(/.*)?$", path)
+        if snapshot:  # the Hub cache's folder of this model: its repo id, and the file in it
+            return repo_id + (snapshot.group(1) or "")
+        return Path(path).name or path
+
+    return SERVER_PATH.sub(named, message)

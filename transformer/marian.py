@@ -11,6 +11,7 @@ from `torch.load(weights_only=True)`, which refuses every pickled object that is
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors import SafetensorError, safe_open
 
 from .checkpoint import Checkpoint, CheckpointError, check_vocabulary, fill_model, load_weights, read_json
 from .decoding import banned_tokens
@@ -93,6 +95,64 @@ def config_from_marian(hf: dict, source: Path) -> TransformerConfig:
         return TransformerConfig(**values, **MARIAN_FIXED)
     except (TypeError, ValueError) as error:
         raise CheckpointError(f"{source}: impossible model sizes in config.json ({error})") from None
+
+
+# What a model may cost before anything of it is allocated (a config is only numbers: a hostile one asked for 10⁷
+# positions, 15.6 s of CPU and 4.1 GB to build its table, or a vocabulary of 2³¹, which crashed the allocation). The
+# largest opus-mt models (the "big" ones) have about 240 million parameters and 1,024 positions.
+MAX_PARAMETERS = 600_000_000
+MAX_POSITIONS = 4096
+
+
+def parameter_count(config: TransformerConfig) -> int:
+    """The numbers a model of `config` holds, weights and position table, counted from its sizes alone."""
+    d, ff = config.d_model, config.d_ff
+    attention, norm, ffn = 4 * d * d + 4 * d, 2 * d, 2 * d * ff + d + ff
+    encoder = config.n_encoder_layers * (attention + ffn + 2 * norm)
+    decoder = config.n_decoder_layers * (2 * attention + ffn + 3 * norm)
+    embeddings = config.src_vocab_size * d + (0 if config.share_embeddings else config.tgt_vocab_size * d)
+    output = (0 if config.tie_output else config.tgt_vocab_size * d) + config.tgt_vocab_size
+    return encoder + decoder + embeddings + output + 2 * config.max_positions * d  # a position table per side
+
+
+def check_budget(config: TransformerConfig, source: Path | str) -> None:
+    """Refuse a model larger than this server takes (`MAX_PARAMETERS`, `MAX_POSITIONS`), before it is built."""
+    if config.max_positions > MAX_POSITIONS:
+        raise CheckpointError(
+            f"{source}: {config.max_positions:,} positions is more than this server takes ({MAX_POSITIONS:,})"
+        )
+    count = parameter_count(config)
+    if count > MAX_PARAMETERS:
+        raise CheckpointError(
+            f"{source}: a model of {count:,} parameters is larger than this server takes ({MAX_PARAMETERS:,})"
+        )
+
+
+def check_stored_shapes(folder: Path, config: TransformerConfig) -> None:
+    """The weights file's own shapes, read from its header without reading a weight: they must hold no more numbers
+    than the budget, and the embeddings must be the config's vocabulary × d_model (a config that lies about its
+    sizes is caught before the model is built). A pytorch_model.bin, whose shapes cannot be read without loading
+    it, must be no larger than the budget's bytes."""
+    safetensors = folder / "model.safetensors"
+    if not safetensors.is_file():
+        weights = folder / "pytorch_model.bin"
+        if weights.is_file() and weights.stat().st_size > 4 * MAX_PARAMETERS + (1 << 20):
+            raise CheckpointError(f"{weights}: a weights file larger than this server takes")
+        return
+    try:
+        with safe_open(safetensors, framework="pt") as stored:
+            shapes = {name: tuple(stored.get_slice(name).get_shape()) for name in stored.keys()}  # noqa: SIM118
+    except (SafetensorError, OSError, ValueError, RuntimeError) as error:
+        raise CheckpointError(f"{safetensors}: the weights file is corrupted or truncated ({error})") from None
+    if sum(math.prod(shape) for shape in shapes.values()) > MAX_PARAMETERS:
+        raise CheckpointError(f"{safetensors}: weights larger than this server takes ({MAX_PARAMETERS:,} numbers)")
+    for theirs, vocabulary in (("model.shared.weight", config.src_vocab_size),
+                               ("model.encoder.embed_tokens.weight", config.src_vocab_size)):  # fmt: skip
+        if theirs in shapes and shapes[theirs] != (vocabulary, config.d_model):
+            raise CheckpointError(
+                f"{folder}: weight {theirs} has shape {shapes[theirs]}, config.json says "
+                f"({vocabulary}, {config.d_model})"
+            )
 
 
 def marian_value(hf: dict, field: Field, source: Path) -> Any:
@@ -286,6 +346,7 @@ def load_marian(folder: str | Path, device: str | torch.device = "cpu") -> Check
     folder = Path(folder)
     hf = read_json(folder / "config.json")
     config = config_from_marian(hf, folder)
+    check_budget(config, folder)  # before anything of the model is read or built
     try:
         separate = not config.share_embeddings and (folder / "target_vocab.json").is_file()
         tokenizer = Tokenizer.from_files(
@@ -297,6 +358,7 @@ def load_marian(folder: str | Path, device: str | torch.device = "cpu") -> Check
     except (FileNotFoundError, ValueError) as error:
         raise CheckpointError(f"{folder}: tokenizer files: {error}") from None
     check_vocabulary(config, tokenizer, folder)
+    check_stored_shapes(folder, config)
     model = Transformer.on_cpu(config)
     fill_model(model, weights_from_marian(read_marian_state(folder), config, folder), folder)
     name = hf.get("_name_or_path") or folder.name

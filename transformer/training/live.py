@@ -134,7 +134,7 @@ class LiveSetup:
         a ValueError."""
         try:
             values = json.loads(text)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, RecursionError):  # RecursionError: nested thousands deep
             raise ValueError("the training setup cannot be read") from None
         known = {f.name for f in dataclasses.fields(cls)}
         if not isinstance(values, dict) or set(values) - known:

@@ -136,7 +136,7 @@ def read_metadata(data: bytes) -> dict[str, str]:
     if 0 < length <= len(data) - 8:
         try:
             header = json.loads(data[8 : 8 + length].decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
+        except (UnicodeDecodeError, ValueError, RecursionError):  # RecursionError: JSON nested thousands deep
             why = "its header is not JSON"
     if header is None and looks_like_pickle(data):
         raise ModelFileError(
@@ -172,13 +172,13 @@ def read_setup(metadata: dict[str, str]) -> LiveSetup:
         raise ModelFileError(f"the file's training setup is not valid: {error}") from None
     try:
         config = json.loads(metadata.get("config", ""))
-    except ValueError:
+    except (ValueError, RecursionError):
         config = None
     if config != setup.config().to_dict():
         raise ModelFileError("the file's model config does not match its training setup")
     try:
         vocabulary = json.loads(metadata.get("vocabulary", ""))
-    except ValueError:
+    except (ValueError, RecursionError):
         vocabulary = None
     if vocabulary != list(setup.toy_task.pieces):
         raise ModelFileError(f"the file's vocabulary is not the one of the {setup.task} task")
