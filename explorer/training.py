@@ -6,8 +6,9 @@ the optimizer and the batches to itself and sends back what the page shows: the 
 probe's attention every few seconds, and snapshots. A worker runs at a lower priority than the server (`nice`), so
 the students who step through a translation are served first, and with one thread.
 
-`TrainingPool` holds `slots` workers (the most runs that train at once) and a queue: a user whose run waits sees
-its place in it. Each run has a time budget; it stops when the budget is spent, when the user pauses (its state
+`TrainingPool` holds `slots` workers (the most runs that train at once) and a queue of at most `max_waiting` runs: a
+user whose run waits sees its place in it, and a run beyond it is refused with a message. A page has one run: a new
+one stops its earlier one (`ui.tabs.train`, whose Train events run one at a time). Each run has a time budget; it stops when the budget is spent, when the user pauses (its state
 comes back to the server, and any free worker resumes it exactly), and when the user leaves: a page that has not
 asked for news of its run for `leave_after_s` seconds has been closed.
 """
@@ -47,6 +48,9 @@ ROOT = Path(__file__).resolve().parent.parent  # where `python -m explorer.train
 SLOTS = int(os.environ.get("EXPLORER_TRAIN_SLOTS", 1))  # runs that train at once, on the whole server
 BUDGET_S = float(os.environ.get("EXPLORER_TRAIN_BUDGET_S", 180))  # seconds of training a run may have
 LEAVE_AFTER_S = 30.0  # a run whose page has not asked for news for this long has been left: it stops
+# Runs that may wait for a worker at once: one more is refused with a message, not queued for an hour (a queue with
+# no end let scripts that asked for news keep the one slot busy for 180 s each, in turn, for as long as they liked).
+MAX_WAITING = int(os.environ.get("EXPLORER_TRAIN_QUEUE", 8))
 LOG_EVERY = 10  # steps a record of the training numbers sums up
 EVAL_EVERY = 50  # steps between two evaluations on the held-out sequences (and at every snapshot)
 PROBE_EVERY_S = 2.0  # seconds between two looks at the probe while training
@@ -285,8 +289,15 @@ class Worker:
 class TrainingPool:
     """At most `slots` runs training at once, the others queued; see the module's docstring."""
 
-    def __init__(self, slots: int = SLOTS, budget_s: float = BUDGET_S, leave_after_s: float = LEAVE_AFTER_S):
+    def __init__(
+        self,
+        slots: int = SLOTS,
+        budget_s: float = BUDGET_S,
+        leave_after_s: float = LEAVE_AFTER_S,
+        max_waiting: int = MAX_WAITING,
+    ):
         self.slots, self.budget_s, self.leave_after_s = max(1, slots), budget_s, leave_after_s
+        self.max_waiting = max_waiting
         self.workers: list[Worker] = []
         self.queue: deque[TrainingRun] = deque()
         self.lock = threading.RLock()
@@ -304,6 +315,12 @@ class TrainingPool:
             if run.seconds >= run.budget_s:
                 spent = _("this run has spent its time budget ({seconds:.0f} s): reset it to start again")
                 raise ValueError(spent.format(seconds=run.budget_s))
+            if len(self.queue) >= self.max_waiting and not any(w.run is None for w in self.workers):
+                full = _(
+                    "every place to train is taken ({waiting} runs are waiting for the server's {slots}): try again "
+                    "in a few minutes"
+                )
+                raise ValueError(full.format(waiting=len(self.queue), slots=self.slots))
             run.status, run.last_seen = QUEUED, time.monotonic()
             run.tell("")
             self.queue.append(run)

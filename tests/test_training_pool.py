@@ -95,3 +95,30 @@ def test_a_run_stops_when_its_page_is_closed():
         assert run.message == "the page was closed"
     finally:
         pool.close()
+
+
+def test_a_run_beyond_the_waiting_places_is_refused_with_a_message():
+    """Issue 36 §5: the queue had no end; scripts that asked for news held the one slot 180 s each, in turn."""
+    pool = TrainingPool(slots=1, budget_s=60.0, max_waiting=1)
+    try:
+        training, waiting, refused = (pool.new_run(dataclasses.replace(SETUP, seed=i)) for i in range(3))
+        pool.start(training)
+        wait_for(lambda: training.status == TRAINING, [training])
+        pool.start(waiting)
+        with pytest.raises(ValueError, match=r"every place to train is taken \(1 runs are waiting"):
+            pool.start(refused)
+        assert refused.status != QUEUED and pool.place(waiting) == 1
+        pool.stop(waiting)
+        pool.start(refused)  # a place came free
+        assert pool.place(refused) == 1
+    finally:
+        pool.close()
+
+
+def test_a_pages_train_clicks_run_one_at_a_time():
+    """Issue 36 §5: four quick clicks of Train started four runs of one page (each click saw no run yet)."""
+    import app
+
+    start = next(fn for fn in app.demo.fns.values() if getattr(fn.fn, "__name__", "") == "start" or
+                 fn.api_name == "start")  # fmt: skip
+    assert (start.concurrency_id, start.concurrency_limit) == ("train-start", 1)

@@ -262,8 +262,10 @@ class TrainTab(Panel):
         for control in described:
             control.change(in_language(self.described), [*described, language], [self.look_for, self.rate],
                            **hidden, **QUICK)  # fmt: skip
+        # One Train at a time on the server: two clicks of a page cannot both see no run and start two
         self.train.click(in_language(self.start), [self.run, *self.setup_controls, language], [self.run, self.link,
-                         self.message, self.layer, self.head, *self.shown], **hidden, **QUICK)  # fmt: skip
+                         self.message, self.layer, self.head, *self.shown], **hidden,
+                         **(QUICK | {"concurrency_id": "train-start", "concurrency_limit": 1}))  # fmt: skip
         for name, button in self.shipped.items():
             button.click(in_language(self.replay_of(name)), [self.run, language], [self.run, self.message,
                          self.layer, self.head, *self.shown], **hidden, **QUICK)  # fmt: skip
@@ -343,7 +345,10 @@ class TrainTab(Panel):
         if run is not None and run.active:
             pool.stop(run, N_("replaced by a new run"))
         run = pool.new_run(setup)
-        pool.start(run)
+        try:
+            pool.start(run)
+        except ValueError as error:  # every place to train is taken
+            return {self.run: None, self.message: escaped(error), **self.buttons(None)}
         return {
             self.run: run,
             self.link: setup.to_json(),
