@@ -403,3 +403,18 @@ def test_a_messages_own_words_are_left_as_they_are():
     assert escaped("Stopped at step 3 (of 64). Back took off </s>.") == (
         "Stopped at step 3 (of 64). Back took off &lt;/s&gt;."
     )
+
+
+def test_a_model_file_is_loaded_only_by_the_page_that_uploaded_it(page, tmp_path):
+    """Issue 36 §2: gradio takes any file of its shared upload folder by its path; a page could load another page's
+    upload by naming it. The first page that loads a file owns it."""
+    from ui.tabs.train import TrainTab
+
+    train = panel_of(page, TrainTab)
+    upload = tmp_path / "model.safetensors"
+    upload.write_bytes(b"not a model")
+    mine = train.loaded(str(upload), None, "page-a")[train.message]
+    theirs = train.loaded(str(upload), None, "page-b")[train.message]
+    assert "uploaded by another page" not in mine and "not a safetensors file" in mine  # read, and refused as such
+    assert "uploaded by another page" in theirs
+    assert "uploaded by another page" not in train.loaded(str(upload), None, "page-a")[train.message]

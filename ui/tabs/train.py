@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 
@@ -105,6 +107,31 @@ PLAY_JS = """() => {
 def play_js() -> str:
     """`PLAY_JS` with its words in the page's language."""
     return with_browser_words(PLAY_JS, {"play": PLAY, "stop": STOP_PLAY})
+
+
+class Uploads:
+    """Which page uploaded each model file: the first session that loads a path owns it (at most `KEPT` kept, the
+    oldest forgotten first; gradio deletes its uploads after an hour)."""
+
+    KEPT = 4096
+
+    def __init__(self) -> None:
+        self.owners: OrderedDict[str, str] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def claim(self, path: str, session: str | None) -> bool:
+        """Whether the page `session` may load the upload at `path` (None: called outside gradio, always)."""
+        if session is None:
+            return True
+        with self.lock:
+            owner = self.owners.setdefault(str(path), session)
+            self.owners.move_to_end(str(path))
+            while len(self.owners) > self.KEPT:
+                self.owners.popitem(last=False)
+        return owner == session
+
+
+UPLOADS = Uploads()
 
 
 def in_language(handler: Callable) -> Callable:
@@ -285,7 +312,12 @@ class TrainTab(Panel):
         # The model is taken from the run (or the file) here, and explored on the GPU (`explored`): a run holds its
         # worker process, which cannot cross to a ZeroGPU worker.
         self.explored_on_gpu = uses_gpu(in_language(self.explored), LONG_GPU_S)
-        explore, load = in_language(self.explored_snapshot), in_language(self.loaded)
+        explore = in_language(self.explored_snapshot)
+
+        def load(path: str | None, explorer, language: str, request: gr.Request | None = None) -> Updates:
+            with speaking(language):
+                return self.loaded(path, explorer, request.session_hash if request is not None else None)
+
         self.explore.click(explore, [self.run, self.snapshot, page.explorer, language], explored, **hidden, **LONG)
         # Only the current message: the last one goes as a new file is chosen, and the answer is brought into sight
         # (the button sits low in the tab: at 1400×1000 the message fell below the window).
@@ -511,10 +543,15 @@ class TrainTab(Panel):
             return {self.message: escaped(error)}
         return self.explored_on_gpu(explorer, own, current())
 
-    def loaded(self, path: str | None, explorer) -> Updates:
-        """Load a model file: checked as untrusted input (`read_model_file`), then explored as a trained one."""
+    def loaded(self, path: str | None, explorer, session: str | None = None) -> Updates:
+        """Load a model file: checked as untrusted input (`read_model_file`), then explored as a trained one. Only a
+        file this page uploaded: gradio takes any file of its shared upload folder by its path, so the first page that
+        loads a file owns it, and another page that names it is refused (`UPLOADS`)."""
         if not path:
             return {self.message: gr.skip()}
+        if not UPLOADS.claim(path, session):
+            cannot = _("**{file}** cannot be loaded: it was uploaded by another page; upload it from this one")
+            return {self.message: cannot.format(file=escaped(Path(path).name))}
         try:
             model = read_model_path(path)
         except ModelFileError as error:
