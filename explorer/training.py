@@ -8,9 +8,10 @@ the students who step through a translation are served first, and with one threa
 
 `TrainingPool` holds `slots` workers (the most runs that train at once) and a queue of at most `max_waiting` runs: a
 user whose run waits sees its place in it, and a run beyond it is refused with a message. A page has one run: a new
-one stops its earlier one (`ui.tabs.train`, whose Train events run one at a time). Each run has a time budget; it stops when the budget is spent, when the user pauses (its state
-comes back to the server, and any free worker resumes it exactly), and when the user leaves: a page that has not
-asked for news of its run for `leave_after_s` seconds has been closed.
+one stops its earlier one (`ui.tabs.train`, whose Train events run one at a time). Each run has a time budget; it
+stops when the budget is spent, when the user pauses (its state comes back to the server, and any free worker resumes
+it exactly), and when the user leaves: a page that has not asked for news of its run for `leave_after_s` seconds has
+been closed.
 """
 
 from __future__ import annotations

@@ -70,3 +70,51 @@ def test_the_api_description_gives_translated_labels_in_english():
     endpoint = demo.get_api_info()["named_endpoints"]["/echo"]
     assert [p["label"] for p in endpoint["parameters"]] == ["Source sentence"]
     assert [r["label"] for r in endpoint["returns"]] == ["Plain"]
+
+
+def test_gradios_own_session_state_still_builds_what_the_lean_one_leaves_out():
+    """`LeanSessionState` copies gradio's `SessionState.__init__` less its `config_values`: its attributes must be
+    what gradio's has, and its components what gradio's gives (issue 36 §2)."""
+    from gradio import state_holder
+
+    with gr.Blocks() as demo:
+        box = gr.Textbox("first")
+        gr.Number(3)
+    own = state_holder.SessionState(demo)
+    assert isinstance(own, gradio_patch.LeanSessionState)  # what gradio's StateHolder makes now
+    theirs = object.__new__(SessionState)
+    SessionState.__init__(theirs, demo)
+    assert set(vars(theirs)) <= set(vars(own))
+    assert list(own.components) == list(theirs.components)
+    with demo:
+        changed = gr.Textbox("changed")
+    own[box._id] = theirs[box._id] = changed
+    own._update_value_in_config(box._id, "typed")
+    theirs._update_value_in_config(box._id, "typed")
+    assert list(own.components) == list(theirs.components)
+    assert own.config_values.keys() == {box._id}  # only what changed is kept
+
+
+def test_idle_sessions_are_forgotten_and_unread_answers_dropped():
+    import datetime
+    from types import SimpleNamespace
+
+    from gradio.state_holder import StateHolder
+
+    with gr.Blocks() as demo:
+        gr.Textbox()
+    holder = StateHolder()
+    holder.set_blocks(demo)
+    for session in ("active", "idle", "quiet"):
+        holder[session]  # a session is made when it is first asked for
+    now = datetime.datetime.now()
+    holder.time_last_used["idle"] = now - datetime.timedelta(seconds=gradio_patch.SESSION_IDLE_S + 1)
+    holder.time_last_used["quiet"] = now - datetime.timedelta(seconds=gradio_patch.UNREAD_S + 1)
+    unread = {"quiet": ["an answer"], "active": ["an answer"]}
+    demo._queue = SimpleNamespace(pending_messages_per_session=unread)
+    try:
+        assert gradio_patch.forget_idle_sessions(demo, now) == 1
+    finally:
+        del demo._queue
+    assert set(holder.session_data) == {"active", "quiet"}
+    assert set(unread) == {"active"}
