@@ -173,3 +173,11 @@ def test_a_pages_own_events_keep_the_order_it_sent_them_in():
     line.queue.append(event("a", "a4"))
     gate.place(line.queue[-1])
     assert [e.name for e in line.queue] == ["a3", "a4"]
+
+
+def test_a_call_with_too_few_values_is_answered_with_words(fresh):
+    """Issue 36 §4: too few arguments through the API were a traceback in the log and "Error" to the caller."""
+    body = {"data": [], "fn_index": fresh.fns["translate"], "session_hash": session(), "event_data": None}
+    answer = httpx.post(fresh.url + "gradio_api/queue/join", json=body, timeout=30)
+    assert answer.status_code == 422
+    assert answer.json()["detail"] == "This call sends 0 values, and /translate takes 1: send one for each parameter."

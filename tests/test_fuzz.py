@@ -128,6 +128,8 @@ translate = make_translate(REGISTRY)
         {"model": "/etc"},
         {"strategy": "magic"},
         {"candidates": 0},
+        {"candidates": "5x"},  # answered "invalid literal for int() with base 10" (issue 36 §4)
+        {"candidates": True},
         {"seed": -5},
         {"source": None},
         {"source": "\ud800 lone surrogate"},
@@ -138,7 +140,7 @@ def test_bad_api_parameters_are_rejected_with_a_message(kwargs):
     values = {"source": "twenty-one", "model": "numbers-de", **kwargs}
     with pytest.raises(gr.Error) as error:
         translate(**values)
-    assert str(error.value.message)
+    assert str(error.value.message) and "invalid literal" not in str(error.value.message)
     assert error.value.print_exception is False  # the caller's mistake: no traceback in the server's log (issue 35)
 
 

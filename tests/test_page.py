@@ -418,3 +418,20 @@ def test_a_model_file_is_loaded_only_by_the_page_that_uploaded_it(page, tmp_path
     assert "uploaded by another page" not in mine and "not a safetensors file" in mine  # read, and refused as such
     assert "uploaded by another page" in theirs
     assert "uploaded by another page" not in train.loaded(str(upload), None, "page-a")[train.message]
+
+
+@pytest.mark.parametrize("choice", [None, "abc", "²", 2.5, True, ["1"]])
+def test_a_forced_choice_that_is_not_a_token_id_is_a_message(page, explorer, choice):
+    """Issue 36 §4: a null forced choice through the API was an unhandled error."""
+    from explorer import ExplorerError
+
+    decoding = panel_of(page, DecodingPanel)
+    with pytest.raises(ExplorerError, match="the forced token must be a token id"):
+        decoding.forced_candidate(explorer, choice)
+
+
+def test_a_forced_choice_as_the_page_sends_it_is_taken(page, explorer):
+    decoding = panel_of(page, DecodingPanel)
+    token = explorer.snapshot().candidates[1].token_id
+    decoding.forced_candidate(explorer, str(token))
+    assert explorer.state.choices[-1] == token

@@ -158,6 +158,12 @@ class Admission:
         fn = self._fn(body)
         if fn is None:
             return  # gradio answers what it cannot find
+        if not isinstance(body.data, list) or len(body.data) < len(fn.inputs):  # gradio's answer was a traceback
+            with speaking(language_of(request.headers.get("accept-language"))):
+                said = _("This call sends {sent} values, and {name} takes {wanted}: send one for each parameter.")
+            sent = len(body.data) if isinstance(body.data, list) else 0
+            name = f"/{fn.api_name}" if fn.api_name else _("this event")
+            raise HTTPException(status_code=422, detail=said.format(sent=sent, name=name, wanted=len(fn.inputs)))
         api = fn.concurrency_id == API["concurrency_id"]
         sender, session = address(request), body.session_hash
         pending = self.pending()

@@ -8,10 +8,11 @@ from collections.abc import Callable
 import gradio as gr
 
 from explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry
+from explorer.state import is_whole
 
 from . import admission
 from .settings import DEFAULT_STATE as DEFAULT
-from .settings import NAMES, state_fields
+from .settings import NAMES, shown, state_fields
 
 MAX_CANDIDATES = 50
 LOG = logging.getLogger(__name__)
@@ -44,8 +45,8 @@ def make_translate(registry: ModelRegistry) -> Callable[..., dict]:
         settings["source"] = source if isinstance(source, str) else ""
         try:
             state = ExplorerState(**state_fields(settings))
-            if not 1 <= int(candidates) <= MAX_CANDIDATES:
-                raise ExplorerError(f"candidates must be 1…{MAX_CANDIDATES}")
+            if not (is_whole(candidates) and 1 <= candidates <= MAX_CANDIDATES):
+                raise ExplorerError(f"candidates must be a whole number 1…{MAX_CANDIDATES}, not {shown(candidates)}")
             explorer = Explorer(registry, state)
             steps = []
             for step in explorer.run():

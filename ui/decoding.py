@@ -13,14 +13,14 @@ from gradio.components import Component
 
 from explorer import MAX_BEAM_WIDTH, MAX_OUTPUT_TOKENS, Explorer, ExplorerError, render
 from explorer.i18n import N_, _, ngettext
-from explorer.state import STRATEGIES
+from explorer.state import STRATEGIES, is_whole
 
 from . import gradio_patch, runtime
 from .i18n import T
 from .panel import Frame, PageAccess, Panel, Updates, escaped
 from .plot import Plot
 from .runtime import QUICK, one_at_a_time, uses_gpu
-from .settings import DEFAULTS, Settings
+from .settings import DEFAULTS, Settings, shown
 from .switches import SwitchedOffPanel
 
 TEXT_EVERY_S = 0.1  # a Run sends its text this often, at most (its first token at once)
@@ -248,8 +248,13 @@ class DecodingPanel(Panel):
         explorer.step(force=force)
 
     def forced_candidate(self, explorer: Explorer, choice) -> None:
-        """One of the candidates was chosen: it is the next token."""
-        self.step(explorer, force=int(choice))
+        """One of the candidates was chosen: it is the next token (a token id; through the API, anything)."""
+        if isinstance(choice, str) and choice.strip().isascii() and choice.strip().isdigit():
+            choice = int(choice)
+        if not is_whole(choice):
+            raise ExplorerError(_("the forced token must be a token id (a whole number), not {value}").format(
+                value=shown(choice)))  # fmt: skip
+        self.step(explorer, force=choice)
 
     @staticmethod
     def forced_typed(explorer: Explorer, text: str | None) -> str:
