@@ -17,6 +17,8 @@ import app
 from ui import admission
 from ui.gradio_patch import Blocks
 
+pytestmark = pytest.mark.slow  # a server of its own, its handlers held until the test lets them go
+
 RELEASE = threading.Event()
 
 
