@@ -185,20 +185,46 @@ def test_missing_folder_or_files_are_clear_errors(saved, tmp_path):
 
 def test_hub_download_fetches_only_marian_files_and_prefers_safetensors(marian, tmp_path, monkeypatch):
     """The Hub is out of reach in tests: stand in for it with the local tiny model and check what is asked for."""
+    folder, _ = marian
+    asked = {"files": []}
+    stand_in_for_the_hub(monkeypatch, folder, asked)
+    checkpoint = load_pretrained("Helsinki-NLP/opus-mt-tiny")
+    assert checkpoint.name == "Helsinki-NLP/opus-mt-tiny"
+    assert asked["files"] == ["config.json", "snapshot"]  # the config first, to check the model's size
+    assert "model.safetensors" in asked["patterns"] and "pytorch_model.bin" not in asked["patterns"]
+    assert not any("*" in p for p in asked["patterns"])
+
+
+def stand_in_for_the_hub(monkeypatch, folder, asked: dict) -> None:
+    """The Hub's two download functions, answering with `folder`'s files and noting what was asked for."""
     import huggingface_hub
 
-    folder, _ = marian
-    asked = {}
+    def fake_hf_hub_download(repo_id, filename, *, revision=None, cache_dir=None):
+        asked["files"].append(filename)
+        return str(folder / filename)
 
     def fake_snapshot_download(repo_id, *, revision=None, cache_dir=None, allow_patterns=None):
+        asked["files"].append("snapshot")
         asked["patterns"] = allow_patterns
         return str(folder)
 
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", fake_hf_hub_download)
     monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_snapshot_download)
-    checkpoint = load_pretrained("Helsinki-NLP/opus-mt-tiny")
-    assert checkpoint.name == "Helsinki-NLP/opus-mt-tiny"
-    assert "model.safetensors" in asked["patterns"] and "pytorch_model.bin" not in asked["patterns"]
-    assert not any("*" in p for p in asked["patterns"])
+
+
+def test_a_hub_model_over_the_size_budget_is_refused_before_its_weights_are_downloaded(marian, tmp_path, monkeypatch):
+    import json
+    import shutil
+
+    folder = tmp_path / "huge"
+    shutil.copytree(marian[0], folder)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps(config | {"vocab_size": 2**31}))
+    asked = {"files": []}
+    stand_in_for_the_hub(monkeypatch, folder, asked)
+    with pytest.raises(CheckpointError, match="larger than this server takes"):
+        load_pretrained("someone/huge")
+    assert asked["files"] == ["config.json"]  # no weights asked for
 
 
 def test_big_weights_are_sharded_and_load_back_identically(own_tokenizer, tmp_path):
