@@ -567,8 +567,7 @@ async def classroom(
         tasks = [asyncio.create_task(s.attend(deadline, think_s, tally)) for s in class_] + [
             asyncio.create_task(t.attend(deadline, training)) for t in in_training
         ]
-        if flooder is not None:
-            tasks.append(asyncio.create_task(flooder.attend(deadline)))
+        tasks += [asyncio.create_task(flooder.attend(deadline))] if flooder is not None else []
         while not all(task.done() for task in tasks) and time.monotonic() < deadline + ANSWER_TIMEOUT_S:
             await asyncio.sleep(1.0)
             if time.monotonic() - started >= memory[-1][0] + seconds / 12:
