@@ -146,12 +146,11 @@ def check_stored_shapes(folder: Path, config: TransformerConfig) -> None:
         raise CheckpointError(f"{safetensors}: the weights file is corrupted or truncated ({error})") from None
     if sum(math.prod(shape) for shape in shapes.values()) > MAX_PARAMETERS:
         raise CheckpointError(f"{safetensors}: weights larger than this server takes ({MAX_PARAMETERS:,} numbers)")
-    for theirs, vocabulary in (("model.shared.weight", config.src_vocab_size),
-                               ("model.encoder.embed_tokens.weight", config.src_vocab_size)):  # fmt: skip
-        if theirs in shapes and shapes[theirs] != (vocabulary, config.d_model):
+    for theirs in ("model.shared.weight", "model.encoder.embed_tokens.weight"):  # the source's embedding
+        if theirs in shapes and shapes[theirs] != (config.src_vocab_size, config.d_model):
             raise CheckpointError(
                 f"{folder}: weight {theirs} has shape {shapes[theirs]}, config.json says "
-                f"({vocabulary}, {config.d_model})"
+                f"({config.src_vocab_size}, {config.d_model})"
             )
 
 

@@ -68,9 +68,14 @@ def address(request: fastapi.Request | None) -> str:
     return getattr(client, "host", "") or ""
 
 
+def in_senders_language(request: fastapi.Request | None):
+    """`_` speaks the language the sender's browser prefers (its Accept-Language)."""
+    return speaking(language_of(request.headers.get("accept-language") if request is not None else None))
+
+
 def refusal(request: fastapi.Request | None, api: bool) -> HTTPException:
     """The 429 answer, in the language the sender's browser prefers."""
-    with speaking(language_of(request.headers.get("accept-language") if request is not None else None)):
+    with in_senders_language(request):
         if api:
             text = _(
                 "Too many requests from you: the public API takes a few at a time from each address. Wait for "
@@ -105,13 +110,12 @@ class Admission:
     def api_seconds(self, sender: str, now: float | None = None) -> float:
         """The seconds the API spent on `sender`'s calls in the last minute."""
         now = time.monotonic() if now is None else now
-        spent = self.api_time.get(sender)
+        spent = self.api_time.get(sender, deque())
         while spent and spent[0][0] < now - 60:
             spent.popleft()
-        if spent is not None and not spent:
-            del self.api_time[sender]
-            return 0.0
-        return sum(seconds for _, seconds in spent or ())
+        if not spent:
+            self.api_time.pop(sender, None)
+        return sum(seconds for _, seconds in spent)
 
     def page_busy(self) -> bool:
         """Whether a page event (not the API's) waits or runs."""
@@ -136,9 +140,10 @@ class Admission:
             try:
                 return await process(events, *args, **kwargs)
             finally:
+                ended = time.monotonic()
                 for event in events:
                     if event.concurrency_id == API["concurrency_id"]:
-                        self.api_time[address(event.request)].append((time.monotonic(), time.monotonic() - started))
+                        self.api_time[address(event.request)].append((ended, ended - started))
 
         queue.push = admitted_push
         queue.get_events = page_first_get_events
@@ -159,7 +164,7 @@ class Admission:
         if fn is None:
             return  # gradio answers what it cannot find
         if not isinstance(body.data, list) or len(body.data) < len(fn.inputs):  # gradio's answer was a traceback
-            with speaking(language_of(request.headers.get("accept-language"))):
+            with in_senders_language(request):
                 said = _("This call sends {sent} values, and {name} takes {wanted}: send one for each parameter.")
             sent = len(body.data) if isinstance(body.data, list) else 0
             name = f"/{fn.api_name}" if fn.api_name else _("this event")

@@ -155,8 +155,13 @@ class Panel:
 # `![…](…)`), code, emphasis, strikethrough, formulas, table cells, and a backslash itself. Each is shown as itself
 # with a backslash before it (CommonMark); the rest of Markdown's syntax takes effect only at the start of a line.
 INLINE_MARKDOWN = re.compile(r"([\\`*_\[\]~$|])")
-# … and what gradio's Markdown makes a link of by itself (GFM's autolinks): http://…, www.…, name@host.
-AUTOLINK = re.compile(r"(?i)\b(https?|ftp|mailto)(:)|\b(www)(\.)|(@)")
+# … and what gradio's Markdown makes a link of by itself (GFM's autolinks): http://…, www.…, name@host. A backslash
+# before their ":", "." or "@" breaks them.
+AUTOLINKS = (
+    (re.compile(r"(?i)\b(https?|ftp|mailto):"), r"\1\\:"),
+    (re.compile(r"(?i)\b(www)\."), r"\1\\."),
+    (re.compile("@"), r"\\@"),
+)
 
 
 def escaped(text: object) -> str:
@@ -164,6 +169,6 @@ def escaped(text: object) -> str:
     shown as the text it is: no HTML, no image fetched, no link, no formatting. A message's own formatting around
     it (`**{model}** could not be loaded`) is kept."""
     safe = INLINE_MARKDOWN.sub(r"\\\1", html.escape(str(text)))
-    return AUTOLINK.sub(
-        lambda m: "".join(rf"\{part}" if part in (":", ".", "@") else part for part in m.groups() if part), safe
-    )
+    for autolink, broken in AUTOLINKS:
+        safe = autolink.sub(broken, safe)
+    return safe

@@ -19,6 +19,7 @@ import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
+from starlette.datastructures import Headers
 from starlette.middleware import Middleware
 
 Scope = MutableMapping[str, Any]
@@ -71,14 +72,15 @@ class Guard:
         if scope["path"].endswith(UPLOAD_SUFFIX):
             await self.app(scope, receive, send)  # gradio's `max_file_size` limits it as it arrives
             return
-        length = header(scope, b"content-length")
+        headers = Headers(scope=scope)
+        length = headers.get("content-length")
         if length is not None:
-            if not length.isdigit() or int(length) > self.max_body_bytes:
+            if not length.strip().isdigit() or int(length) > self.max_body_bytes:
                 await too_large(send)
                 return
             await self.app(scope, receive, send)
             return
-        if header(scope, b"transfer-encoding") is None:
+        if "transfer-encoding" not in headers:
             await self.app(scope, receive, send)  # no body
             return
         # A body in chunks, of no stated length: read up to the limit, then hand it on as it came.
@@ -99,20 +101,16 @@ class Guard:
         await self.app(scope, replay, send)
 
 
-def header(scope: Scope, name: bytes) -> str | None:
-    for key, value in scope.get("headers", ()):
-        if key.lower() == name:
-            return value.decode("latin-1").strip()
-    return None
+ENCODED_HEADERS = [(name.encode(), value.encode()) for name, value in SECURITY_HEADERS.items()]  # as ASGI sends them
 
 
 def with_headers(send: Send) -> Send:
     async def sending(message: Message) -> None:
         if message["type"] == "http.response.start":
-            headers = [(k, v) for k, v in message.get("headers", ()) if k.decode("latin-1").lower()
-                       not in SECURITY_HEADERS]  # fmt: skip
-            headers += [(k.encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
-            message["headers"] = headers
+            kept = [
+                (k, v) for k, v in message.get("headers", ()) if k.lower().decode("latin-1") not in SECURITY_HEADERS
+            ]
+            message["headers"] = kept + ENCODED_HEADERS
         await send(message)
 
     return sending
