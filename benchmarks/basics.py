@@ -12,74 +12,19 @@ each source with every model's greedy and beam output side by side, for judging 
 from __future__ import annotations
 
 import argparse
-import csv
 import importlib.util
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 from transformer.checkpoint import load_checkpoint
 from transformer.decoding import BeamSearch
-from transformer.training.evaluate import beam_translations, translate_sentences
+from transformer.training.basics import Judgements, Sentence, judgements_for, measure, read_set, subsets
+from transformer.training.evaluate import basics_outputs
 
 ROOT = Path(__file__).resolve().parent.parent
 OVERLAP_SCRIPT = ROOT / "data" / "basics" / "check_overlap.py"
-REFERENCE_SEPARATOR = " ||| "
 OVERLAP_THRESHOLD = 0.9  # check_overlap.py's default: a difflib ratio of at least this is a near collision
 SUBSETS = ("whole", "core", "non-colliding")
-
-
-@dataclass(frozen=True)
-class Sentence:
-    """One line of a basics test file."""
-
-    id: str
-    source: str
-    references: list[str]
-    category: str
-    core: bool
-
-
-def read_set(path: str | Path) -> list[Sentence]:
-    """The sentences of a basics test file (tab-separated, one header line, no quoting)."""
-    with open(path, encoding="utf-8", newline="") as file:
-        rows = list(csv.DictReader(file, delimiter="\t", quoting=csv.QUOTE_NONE))
-    return [
-        Sentence(r["id"], r["source"], r["references"].split(REFERENCE_SEPARATOR), r["category"], r["core"] == "1")
-        for r in rows
-    ]
-
-
-def reference_streams(references: list[list[str]]) -> list[list[str | None]]:
-    """sacrebleu's reference streams: stream k holds every sentence's k-th reference, or None where it has fewer."""
-    width = max(map(len, references), default=0)
-    return [[refs[k] if k < len(refs) else None for refs in references] for k in range(width)]
-
-
-def chrf(hypotheses: list[str], references: list[list[str]]) -> float | None:
-    """sacrebleu's corpus chrF of `hypotheses` against every reference of each sentence; None for no sentences."""
-    import sacrebleu
-
-    if not hypotheses:
-        return None
-    return round(sacrebleu.corpus_chrf(hypotheses, reference_streams(references)).score, 2)
-
-
-def subsets(sentences: list[Sentence], colliding: set[str]) -> dict[str, list[int]]:
-    """The indices of the whole set, of its core and of the sentences whose id is not in `colliding`."""
-    return {
-        "whole": list(range(len(sentences))),
-        "core": [i for i, s in enumerate(sentences) if s.core],
-        "non-colliding": [i for i, s in enumerate(sentences) if s.id not in colliding],
-    }
-
-
-def scores(sentences: list[Sentence], hypotheses: list[str], colliding: set[str]) -> dict[str, float | None]:
-    """chrF of one model's outputs on each subset (`subsets`)."""
-    return {
-        name: chrf([hypotheses[i] for i in indices], [sentences[i].references for i in indices])
-        for name, indices in subsets(sentences, colliding).items()
-    }
 
 
 def colliding_ids(sentences: list[Sentence], pair: str) -> set[str]:
@@ -97,15 +42,6 @@ def colliding_ids(sentences: list[Sentence], pair: str) -> set[str]:
         for s in sentences
         if overlap.best_match(overlap.normalise(s.source), by_length, index, OVERLAP_THRESHOLD)[1] is not None
     }
-
-
-def translations(folder: str | Path, sources: list[str], beam: BeamSearch | None) -> dict[str, list[str]]:
-    """A checkpoint's greedy translations of `sources`, and its beam-search ones when `beam` is given."""
-    checkpoint = load_checkpoint(folder)
-    outputs = {"greedy": translate_sentences(checkpoint.model, checkpoint.tokenizer, sources)}
-    if beam is not None:
-        outputs["beam"] = beam_translations(checkpoint, sources, beam)
-    return outputs
 
 
 def score_table(results: dict[str, dict], sizes: dict[str, int]) -> str:
@@ -132,16 +68,14 @@ def core_table(sentences: list[Sentence], results: dict[str, dict]) -> str:
 
 
 def run(checkpoints: list[str], path: str | Path, beam: BeamSearch | None) -> dict:
-    """Outputs and chrF of every checkpoint on the basics test file `path`."""
+    """Outputs, chrF and the core's hand count of every checkpoint on the basics test file `path`."""
     sentences = read_set(path)
     colliding = colliding_ids(sentences, Path(path).stem)  # en-de.tsv, zh-en.tsv
+    judgements = Judgements.read(judgements_for(path))
     results = {}
     for folder in checkpoints:
-        outputs = translations(folder, [s.source for s in sentences], beam)
-        results[folder] = {
-            "outputs": outputs,
-            "chrf": {decoding: scores(sentences, hyps, colliding) for decoding, hyps in outputs.items()},
-        }
+        outputs = basics_outputs(load_checkpoint(folder), [s.source for s in sentences], beam)
+        results[folder] = measure(sentences, outputs, judgements, colliding)
     return {
         "set": str(path),
         "beam": {"width": beam.width, "length_penalty": beam.length_penalty} if beam else None,
@@ -150,6 +84,20 @@ def run(checkpoints: list[str], path: str | Path, beam: BeamSearch | None) -> di
         "ids": [s.id for s in sentences],
         "models": results,
     }
+
+
+def judged_lines(results: dict[str, dict]) -> list[str]:
+    """The core judged right per model and decoding, the sentences beam search breaks, and what is not judged yet."""
+    lines = []
+    for model, result in results.items():
+        counts = ", ".join(f"{decoding} {c['right']}/{c['of']}" for decoding, c in result["judged"].items())
+        broke = (
+            f"; beam breaks what greedy gets right: {', '.join(result['beam_broke'])}" if result["beam_broke"] else ""
+        )
+        lines.append(f"- `{model}`: {counts}{broke}")
+        for decoding, c in result["judged"].items():
+            lines += [f"  - not judged ({decoding}): {id_}\t{output}" for id_, output in c["unjudged"]]
+    return lines
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -169,6 +117,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"\nColliding with training data ({len(report['colliding'])}): {', '.join(report['colliding'])}\n")
     print("## Core sentences\n")
     print(core_table(sentences, report["models"]))
+    print(f"\n## The core judged right by hand ({judgements_for(args.path)})\n")
+    print("\n".join(judged_lines(report["models"])))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")

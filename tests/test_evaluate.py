@@ -130,6 +130,47 @@ def test_evaluate_reports_both_test_sets_greedy_and_beam_and_records_ablations(t
     assert card.index("## What each lever did") < card.index("## Evaluation")
 
 
+def _basics(folder: Path, judged: str) -> Path:
+    """A basics test file of number words (two core sentences, one not) and its hand judgements."""
+    path = folder / "basics" / "en-de.tsv"
+    (path.parent / "judged").mkdir(parents=True)
+    path.write_text(
+        "id\tsource\treferences\tcategory\tcore\n"
+        "en-de-001\ttwenty-one\teinundzwanzig ||| 21\tnumber-time-date\t1\n"
+        "en-de-002\tseven\tsieben Stück\tnumber-time-date\t1\n"
+        "en-de-003\tninety-seven\tsiebenundneunzig\tnumber-time-date\t0\n",
+        encoding="utf-8",
+    )
+    (path.parent / "judged" / "en-de.tsv").write_text("id\toutput\tverdict\treason\n" + judged, encoding="utf-8")
+    return path
+
+
+def test_the_card_puts_the_basics_and_the_weights_before_side_by_side(tmp_path, capsys):
+    import pytest
+
+    corpus = _number_corpus(tmp_path / "corpus")
+    folder = tmp_path / "numbers-de"
+    shutil.copytree(SHIPPED, folder)
+    basics = _basics(tmp_path, judged="")
+    command = [str(folder), "--corpus", str(corpus), "--beam", "2", "--basics", str(basics), "--before", str(SHIPPED)]
+    # "sieben" is neither a reference of "seven" nor judged: the card waits for a verdict and names the output.
+    with pytest.raises(SystemExit, match=r"judge these core outputs in .*en-de.tsv first:\n  en-de-002\tsieben$"):
+        main([*command, "--write-card"])
+    assert 'basics {"chrf": {"greedy": {"whole": ' in capsys.readouterr().out
+    (basics.parent / "judged" / "en-de.tsv").write_text(
+        "id\toutput\tverdict\treason\nen-de-002\tsieben\twrong\tthe test wants the pieces counted\n"
+    )
+    main([*command, "--write-card"])
+    card = (folder / "MODEL_CARD.md").read_text()
+    assert f"against the weights they continue, `{SHIPPED}` (before)" in card
+    assert "| everyday test (3) | 100.0 | 100.0 | +0.00 | 100.0 | 100.0 | +0.00 |" in card
+    assert "| basics core judged right by hand | 1/2 | 1/2 | +0 | 1/2 | 1/2 | +0 |" in card
+    assert "| greedy | " in card and " | 1/2 |" in card
+    assert "breaks none of the core sentences greedy decoding gets right" in card
+    assert "| seven | greedy | sieben |" in card and "| seven | beam | sieben |" in card
+    assert card.index("## Before and after") < card.index("## The basics test set") < card.index("## Demo")
+
+
 def test_lever_without_an_ablations_file_is_an_error(tmp_path):
     import pytest
 

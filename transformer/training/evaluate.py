@@ -26,6 +26,7 @@ from ..checkpoint import CARD, Checkpoint, load_checkpoint
 from ..decoding import BeamSearch, generate, generate_batch
 from ..model import Transformer, TransformerConfig
 from ..tokenizer import Tokenizer
+from . import basics
 from .replay import read_replay
 from .settings import TrainSettings, command_line
 
@@ -126,6 +127,14 @@ def beam_translations(checkpoint: Checkpoint, sources: list[str], beam: BeamSear
         ids = checkpoint.tokenizer.encode_source(text)[: checkpoint.model.config.max_positions]
         limit = output_limit(ids, checkpoint.model.config)
         outputs.append(checkpoint.tokenizer.decode_target(generate(checkpoint.model, ids, beam, max_new_tokens=limit)))
+    return outputs
+
+
+def basics_outputs(checkpoint: Checkpoint, sources: list[str], beam: BeamSearch | None) -> dict[str, list[str]]:
+    """A checkpoint's greedy translations of `sources`, and its beam-search ones when `beam` is given."""
+    outputs = {"greedy": translate_sentences(checkpoint.model, checkpoint.tokenizer, sources)}
+    if beam is not None:
+        outputs["beam"] = beam_translations(checkpoint, sources, beam)
     return outputs
 
 
@@ -246,6 +255,7 @@ def card_numbers(
     replay: Path | None = None,
     pair: str = "en-de",
     trained_on: str | None = None,
+    basics_set: Path | None = None,
 ) -> dict:
     """Everything a model card shows, in one dict: the model, the data, the training runs that made the weights
     (`read_run`, in order), the evaluation (`evaluate`), the sources of the corpus and the recorded ablations."""
@@ -262,10 +272,17 @@ def card_numbers(
         "ablations": list(ablations),
         "split": split,
         "synthetic": synthetic,
-        "results": {"everyday": None, "beam": None, **results},
+        "results": {"everyday": None, "beam": None, "basics": None, "before": None, **results},
+        "basics_set": {"path": str(basics_set), **basics_sizes(basics_set)} if basics_set else None,
         "replay": replay_summary(replay) if replay is not None else None,
         "pair": PAIR_WORDS[pair],
     }
+
+
+def basics_sizes(path: Path) -> dict:
+    """How many sentences a basics file has, and how many of them are its core."""
+    sentences = basics.read_set(path)
+    return {"whole": len(sentences), "core": sum(s.core for s in sentences)}
 
 
 def replay_summary(path: Path) -> dict:
@@ -312,6 +329,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="a JSON-lines file of measurements: with --lever, this evaluation is appended; with --write-card, the "
         "card shows them as a table",
     )
+    parser.add_argument(
+        "--basics",
+        type=Path,
+        help="also translate this basics test file (data/basics/PAIR.tsv) and count its core judged right by hand "
+        "(data/basics/judged/PAIR.tsv); the card shows both",
+    )
+    parser.add_argument(
+        "--before",
+        type=Path,
+        help="the weights this checkpoint continues (the ones shipped before): measured the same way, and the card "
+        "shows both side by side",
+    )
     parser.add_argument("--lever", help='what this evaluation measures, "lever: setting" (e.g. "beam width: 8")')
     args = parser.parse_args(argv)
     if args.lever and not args.ablations:
@@ -319,47 +348,86 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def main(argv: list[str] | None = None) -> None:
-    args = parse_args(argv)
-    checkpoint = load_checkpoint(args.checkpoint)
+def measure(args: argparse.Namespace, checkpoint: Checkpoint, beam: BeamSearch | None, demos: bool = True) -> dict:
+    """One checkpoint's numbers on the test split (and the everyday one beside it, where the corpus has one), with
+    `--basics`, on the basics test set too."""
     pairs = test_pairs(args.corpus, args.task, args.split, args.limit)
-    beam = BeamSearch(args.beam, args.length_penalty) if args.beam else None
-    results = evaluate(checkpoint, pairs, demo_sentences(args.corpus, args.task), beam)
+    results = evaluate(checkpoint, pairs, demo_sentences(args.corpus, args.task) if demos else [], beam)
     everyday = f"everyday-{args.split}"
     if args.corpus and (Path(args.corpus) / f"{everyday}.tsv.gz").exists():
         results["everyday"] = evaluate(checkpoint, test_pairs(args.corpus, None, everyday, args.limit), [], beam)
     if beam is not None:
         results["beam"] = {"width": beam.width, "length_penalty": beam.length_penalty}
+    if args.basics:
+        sentences = basics.read_set(args.basics)
+        outputs = basics_outputs(checkpoint, [s.source for s in sentences], beam)
+        judgements = basics.Judgements.read(basics.judgements_for(args.basics))
+        results["basics"] = basics.measure(sentences, outputs, judgements)
+    return results
+
+
+def print_results(label: str, results: dict) -> None:
+    """The numbers of `measure`, one line per test set (the samples and errors counted, not listed)."""
     for name, r in [("test", results), ("everyday", results.get("everyday"))]:
         if r:
-            summary = {k: v for k, v in r.items() if k not in ("samples", "errors", "everyday", "demos")}
-            print(name, json.dumps({**summary, "errors": len(r["errors"])}, ensure_ascii=False))
+            summary = {k: v for k, v in r.items() if k not in ("samples", "errors", "everyday", "demos", "basics")}
+            print(label + name, json.dumps({**summary, "errors": len(r["errors"])}, ensure_ascii=False))
+    if "basics" in results:
+        judged = {decoding: str(basics.Count(**c)) for decoding, c in results["basics"]["judged"].items()}
+        print(label + "basics", json.dumps({"chrf": results["basics"]["chrf"], "core judged right": judged}))
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    checkpoint = load_checkpoint(args.checkpoint)
+    beam = BeamSearch(args.beam, args.length_penalty) if args.beam else None
+    results = measure(args, checkpoint, beam)
+    print_results("", results)
     print(json.dumps(results["demos"], ensure_ascii=False, indent=2))
+    if args.before:
+        results["before"] = {"name": str(args.before), **measure(args, load_checkpoint(args.before), beam, demos=False)}
+        print_results("before: ", results["before"])
     if args.lever:
         print("recorded", json.dumps(record_ablation(args.ablations, args.lever, args.checkpoint, args.split, results)))
     if args.write_card:
-        data = args.data_description or (
-            f"Synthetic task `{args.task}` (`transformer.training.synthetic`): held-out items never seen in training."
-            if args.task
-            else f"`{args.corpus}` (see its DATA_CARD.md); test pairs are held-out everyday sentences."
-        )
-        numbers = card_numbers(
-            checkpoint,
-            results,
-            name=args.checkpoint.name,
-            data=data,
-            split=args.split,
-            synthetic=bool(args.task),
-            runs=[run for run in map(read_run, args.run) if run],
-            selection=args.selection,
-            sources=source_rows(args.corpus) if args.corpus else [],
-            ablations=read_ablations(args.ablations),
-            replay=next(iter(args.checkpoint.glob("replay.safetensors")), None),
-            pair=Path(args.corpus).name if args.corpus and Path(args.corpus).name in PAIR_WORDS else "en-de",
-            trained_on=args.trained_on,
-        )
-        (args.checkpoint / CARD).write_text(model_card(numbers), encoding="utf-8")
-        print(f"wrote {args.checkpoint / CARD}")
+        write_card(args, checkpoint, results)
+
+
+def write_card(args: argparse.Namespace, checkpoint: Checkpoint, results: dict) -> None:
+    """Write the model card into the checkpoint folder from the measured `results` (`--write-card`)."""
+    unjudged = [
+        (id_, output)
+        for numbers in (results.get("basics"), results.get("before", {}).get("basics"))
+        if numbers
+        for count in numbers["judged"].values()
+        for id_, output in count["unjudged"]
+    ]
+    if unjudged:
+        lines = "\n".join(f"  {id_}\t{output}" for id_, output in dict.fromkeys(unjudged))
+        raise SystemExit(f"judge these core outputs in {basics.judgements_for(args.basics)} first:\n{lines}")
+    data = args.data_description or (
+        f"Synthetic task `{args.task}` (`transformer.training.synthetic`): held-out items never seen in training."
+        if args.task
+        else f"`{args.corpus}` (see its DATA_CARD.md); test pairs are held-out everyday sentences."
+    )
+    numbers = card_numbers(
+        checkpoint,
+        results,
+        name=args.checkpoint.name,
+        data=data,
+        split=args.split,
+        synthetic=bool(args.task),
+        runs=[run for run in map(read_run, args.run) if run],
+        selection=args.selection,
+        sources=source_rows(args.corpus) if args.corpus else [],
+        ablations=read_ablations(args.ablations),
+        replay=next(iter(args.checkpoint.glob("replay.safetensors")), None),
+        pair=Path(args.corpus).name if args.corpus and Path(args.corpus).name in PAIR_WORDS else "en-de",
+        trained_on=args.trained_on,
+        basics_set=args.basics,
+    )
+    (args.checkpoint / CARD).write_text(model_card(numbers), encoding="utf-8")
+    print(f"wrote {args.checkpoint / CARD}")
 
 
 if __name__ == "__main__":
