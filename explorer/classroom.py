@@ -1,0 +1,181 @@
+"""A class, with no accounts: a join code for the students, a secret for the teacher, and the view they share.
+
+A teacher starts a class (`Classroom.start`) and gets two things:
+- a **join code**, six characters from an alphabet without look-alikes (no 0/O, 1/I/L), for the projector: with
+  it a page can follow the teacher and answer questions, nothing more;
+- a **teacher secret**, 192 random bits (`secrets.token_urlsafe(24)`), in the teacher's link. Only the secret
+  drives the class, and it reopens the class from any browser. The store keeps its SHA-256, never the secret; a
+  secret is checked in constant time (`hmac.compare_digest`), and an address that fails too often is refused for
+  a while.
+
+What the class looks at is the teacher's view: an `ExplorerState`, the very value a share link holds, so following
+is "apply this state". Each change raises the class's version; a follower's page compares versions, which costs
+nothing, and reads the state only when it changed.
+
+The class itself lives in a `ClassStore` (`explorer.class_store`), so it outlives a restart and is shared by every
+app process. The limits (classes per server, students per class, an idle expiry, guesses) are `Limits`, read from
+the environment by `Limits.from_environ`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .class_store import ClassFull, ClassRow, ClassStore
+from .i18n import _
+from .state import ExplorerError, ExplorerState
+
+ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"  # 31 characters: no 0/O, 1/I/L
+CODE_LENGTH = 6  # 31**6 ≈ 887 million codes
+SECRET_BYTES = 24  # 192 bits
+
+
+class ClassroomError(ExplorerError):
+    """A class cannot be started, joined or driven; the message says why, in the user's language."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How much one server gives to classes, each configurable (`from_environ`)."""
+
+    classes: int = 20  # classes at once on one server
+    students: int = 120  # pages in one class
+    idle_s: float = 4 * 3600  # a class whose teacher does nothing for this long is forgotten
+    connected_s: float = 30  # a student's page not heard from for this long is no longer counted as connected
+    guesses: int = 10  # failed teacher secrets from one address …
+    guess_window_s: float = 600  # … within this many seconds, and that address is refused until they age out
+
+    @classmethod
+    def from_environ(cls, environ: dict[str, str] | None = None) -> Limits:
+        """The limits from EXPLORER_CLASSES, EXPLORER_CLASS_STUDENTS and EXPLORER_CLASS_IDLE_S (the others fixed)."""
+        environ = os.environ if environ is None else environ
+        return cls(
+            classes=int(environ.get("EXPLORER_CLASSES", cls.classes)),
+            students=int(environ.get("EXPLORER_CLASS_STUDENTS", cls.students)),
+            idle_s=float(environ.get("EXPLORER_CLASS_IDLE_S", cls.idle_s)),
+        )
+
+
+def new_code() -> str:
+    """A random join code: `CODE_LENGTH` characters of `ALPHABET`."""
+    return "".join(secrets.choice(ALPHABET) for _ in range(CODE_LENGTH))
+
+
+def normal_code(text: object) -> str | None:
+    """A typed join code as stored (upper case, spaces and dashes dropped), or None if it cannot be one."""
+    if not isinstance(text, str) or len(text) > 32:
+        return None
+    code = text.upper().replace(" ", "").replace("-", "")
+    return code if len(code) == CODE_LENGTH and all(c in ALPHABET for c in code) else None
+
+
+def secret_hash(secret: str) -> bytes:
+    return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).digest()
+
+
+@dataclass(frozen=True)
+class Teacher:
+    """What the teacher holds: the class's code and the secret that drives it."""
+
+    code: str
+    secret: str
+
+
+class Classroom:
+    """Every class on this server, through one store: start, reopen, join, show, and the counts."""
+
+    def __init__(self, store: ClassStore, limits: Limits | None = None, clock: Callable[[], float] = time.time):
+        self.store = store
+        self.limits = limits or Limits()
+        self.clock = clock
+
+    # The teacher
+
+    def start(self, first_view: ExplorerState | None = None) -> Teacher:
+        """Start a class showing `first_view`: its code and the teacher's secret. Refused when the server is full."""
+        now = self.clock()
+        self.store.expire(now - self.limits.idle_s)
+        secret = secrets.token_urlsafe(SECRET_BYTES)
+        view = first_view.to_link() if first_view is not None else ""
+        for _attempt in range(8):  # a code already in use is drawn again
+            code = new_code()
+            if self.store.find(code) is not None:
+                continue
+            row = ClassRow(code, secret_hash(secret), now, now, 1, view, "", 0, 0)
+            try:
+                self.store.open_class(row, self.limits.classes)
+            except ClassFull:
+                raise ClassroomError(
+                    _("this server already runs {count} classes, its limit: try again when one has ended").format(
+                        count=self.limits.classes
+                    )
+                ) from None
+            return Teacher(code, secret)
+        raise ClassroomError(_("no free class code was found: try again"))
+
+    def teacher(self, code: object, secret: object, address: str) -> ClassRow:
+        """The class that `secret` drives. Any mismatch is the same message; an address that guesses too often is
+        refused before its secret is even checked."""
+        now = self.clock()
+        key = f"secret:{address}"
+        if self.store.attempts(key, now - self.limits.guess_window_s) >= self.limits.guesses:
+            raise ClassroomError(_("too many wrong teacher links from your address: wait ten minutes"))
+        row = self._live(normal_code(code))
+        given = secret_hash(secret) if isinstance(secret, str) and len(secret) <= 256 else b""
+        if row is None or not hmac.compare_digest(row.secret_hash, given):
+            self.store.failed_attempt(key, now, self.limits.guess_window_s)
+            raise ClassroomError(_("this teacher link is not valid, or its class has ended"))
+        return row
+
+    def show(self, teacher: Teacher, view: ExplorerState, address: str = "") -> int:
+        """The teacher shows `view` to the class: the new version."""
+        self.teacher(teacher.code, teacher.secret, address)
+        return self.store.show(teacher.code, view.to_link(), self.clock())
+
+    # The students
+
+    def join(self, code: object, student: str) -> ClassRow:
+        """A student's page joins the class of `code` (typed or from `?class=`): the class, or a clear message."""
+        row = self._live(normal_code(code))
+        if row is None:
+            raise ClassroomError(_("there is no class with this code: check it with your teacher"))
+        try:
+            self.store.join(row.code, student, self.clock(), self.limits.students)
+        except ClassFull:
+            raise ClassroomError(
+                _("this class is full ({count} students): ask your teacher").format(count=self.limits.students)
+            ) from None
+        return row
+
+    def view(self, row: ClassRow, language: str) -> ExplorerState | None:
+        """The teacher's view as a student's page applies it: in the student's own language. None before any."""
+        if not row.view:
+            return None
+        return ExplorerState.from_link(row.view).replace(language=language)
+
+    def news(self, code: str, student: str, following: bool) -> ClassRow | None:
+        """A student's page asks what the class looks at (and says whether it follows): the class, or None if it
+        has ended. The page applies the view only when the version differs from the one it shows."""
+        row = self._live(code)
+        if row is not None:
+            self.store.seen(code, student, following, self.clock())
+        return row
+
+    def counts(self, code: str) -> tuple[int, int]:
+        """How many students are connected (heard from recently) and how many of them follow: counts, never names."""
+        return self.store.counts(code, self.clock() - self.limits.connected_s)
+
+    def _live(self, code: str | None) -> ClassRow | None:
+        """The class of `code`, unless it does not exist or has been idle too long."""
+        if code is None:
+            return None
+        row = self.store.find(code)
+        if row is None or row.active < self.clock() - self.limits.idle_s:
+            return None
+        return row
