@@ -67,6 +67,9 @@ class ClassStore(Protocol):
     def join(self, code: str, student: str, now: float, max_students: int) -> None: ...
     def seen(self, code: str, student: str, following: bool, now: float) -> None: ...
     def counts(self, code: str, since: float) -> tuple[int, int]: ...
+    def touch(self, code: str, students: list[str], now: float) -> None: ...
+    def has_student(self, code: str, student: str) -> bool: ...
+    def versions(self, codes: list[str]) -> dict[str, int]: ...
     def ask(self, code: str, body: str, now: float) -> int: ...
     def question(self, code: str, number: int) -> QuestionRow | None: ...
     def answer(self, code: str, number: int, student: str, choice: str, now: float) -> bool: ...
@@ -217,6 +220,23 @@ class SQLiteStore:
                 "UPDATE students SET seen = ?, following = ? WHERE code = ? AND student = ?",
                 (now, int(following), code, student),
             )
+
+    def touch(self, code: str, students: list[str], now: float) -> None:
+        """The pages of `students` are still connected (their streams are open): one write for all of them."""
+        with self._write() as db:
+            db.executemany(
+                "UPDATE students SET seen = ? WHERE code = ? AND student = ?", [(now, code, s) for s in students]
+            )
+
+    def has_student(self, code: str, student: str) -> bool:
+        return bool(self._read("SELECT 1 FROM students WHERE code = ? AND student = ?", code, student))
+
+    def versions(self, codes: list[str]) -> dict[str, int]:
+        """The version of each of `codes` that still exists: one read, however many classes a process serves."""
+        if not codes:
+            return {}
+        marks = ",".join("?" * len(codes))
+        return dict(self._read(f"SELECT code, version FROM classes WHERE code IN ({marks})", *codes))
 
     def counts(self, code: str, since: float) -> tuple[int, int]:
         """How many students were seen since `since`, and how many of them follow the teacher."""
