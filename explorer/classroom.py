@@ -75,6 +75,11 @@ def normal_code(text: object) -> str | None:
     return code if len(code) == CODE_LENGTH and all(c in ALPHABET for c in code) else None
 
 
+def shared(view: ExplorerState) -> ExplorerState:
+    """What of the teacher's view the class is shown: everything but the teacher's own `OWN_FIELDS`."""
+    return view.replace(**{name: getattr(ExplorerState, name) for name in OWN_FIELDS})
+
+
 def secret_hash(secret: str) -> bytes:
     return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).digest()
 
@@ -85,6 +90,39 @@ class Teacher:
 
     code: str
     secret: str
+
+
+@dataclass
+class Seat:
+    """A page's place in a class, kept with its explorer (never sent to the browser as it is): the teacher's, which
+    holds the secret, or a student's, which holds the page's id and whether it follows the teacher."""
+
+    code: str
+    teacher: Teacher | None = None
+    student: str = ""
+    following: bool = True
+    version: int = 0  # the class's version this page shows (a student's) or last set (the teacher's)
+    shown: str = ""  # the view the teacher's page last showed the class (a share link's token)
+
+    @property
+    def teaching(self) -> bool:
+        return self.teacher is not None
+
+
+# What a student keeps of their own when they follow: the page's language, its layout and their Train tab.
+OWN_FIELDS = ("language", "presentation", "training")
+
+
+def join_link(base: str, code: str) -> str:
+    """The link a student opens to join (`base`: the page's address, without its query)."""
+    return f"{base.split('?', 1)[0]}?class={code}"
+
+
+def qr_svg(link: str) -> str:
+    """The QR code of `link`, as an SVG data URI to put in an `<img>` (segno, error correction M)."""
+    import segno
+
+    return segno.make(link, error="m").svg_data_uri(scale=8, border=2, dark="#1e1b4b", omitsize=True)
 
 
 class Classroom:
@@ -136,7 +174,18 @@ class Classroom:
     def show(self, teacher: Teacher, view: ExplorerState, address: str = "") -> int:
         """The teacher shows `view` to the class: the new version."""
         self.teacher(teacher.code, teacher.secret, address)
-        return self.store.show(teacher.code, view.to_link(), self.clock())
+        return self.store.show(teacher.code, shared(view).to_link(), self.clock())
+
+    def publish(self, seat: Seat, view: ExplorerState) -> bool:
+        """After an action of the teacher's page: the class sees `view` too, if it differs from what it last saw.
+        The seat lives on the server with the page's explorer, so its secret was checked when it was made."""
+        if not seat.teaching:
+            return False
+        token = shared(view).to_link()
+        if token == seat.shown:
+            return False
+        seat.version, seat.shown = self.store.show(seat.code, token, self.clock()), token
+        return True
 
     # The students
 
@@ -153,11 +202,14 @@ class Classroom:
             ) from None
         return row
 
-    def view(self, row: ClassRow, language: str) -> ExplorerState | None:
-        """The teacher's view as a student's page applies it: in the student's own language. None before any."""
+    def view(self, row: ClassRow, own: ExplorerState | str) -> ExplorerState | None:
+        """The teacher's view as a student's page applies it, keeping the student's `OWN_FIELDS` (from `own`, their
+        state, or just their language). None before the teacher has shown anything."""
         if not row.view:
             return None
-        return ExplorerState.from_link(row.view).replace(language=language)
+        if isinstance(own, str):
+            own = ExplorerState(language=own)
+        return ExplorerState.from_link(row.view).replace(**{name: getattr(own, name) for name in OWN_FIELDS})
 
     def news(self, code: str, student: str, following: bool) -> ClassRow | None:
         """A student's page asks what the class looks at (and says whether it follows): the class, or None if it

@@ -180,3 +180,23 @@ def test_one_class_is_served_by_two_processes(tmp_path):
         done.set()
         process.join(timeout=10)
     assert process.exitcode == 0
+
+
+def test_the_teachers_page_publishes_only_changes_and_never_its_own_language_or_layout(classroom):
+    from explorer.classroom import Seat, join_link, qr_svg
+
+    teacher = classroom.start()
+    seat = Seat(teacher.code, teacher=teacher)
+    mine = ExplorerState(source="Hello!", language="zh", presentation=True, layer=1)
+    assert classroom.publish(seat, mine) and seat.version == 2
+    assert not classroom.publish(seat, mine.replace(language="en"))  # the teacher's own language: nothing to show
+    assert not classroom.publish(Seat(teacher.code, student="page"), mine.replace(layer=2))  # a student cannot
+    row = classroom.join(teacher.code, "page")
+    assert row.version == 2
+    phone = ExplorerState(language="en", presentation=False, training='{"task": "copy"}')
+    followed = classroom.view(row, phone)
+    assert followed == ExplorerState(source="Hello!", layer=1, training='{"task": "copy"}')  # their own kept
+    assert classroom.publish(seat, mine.replace(layer=2)) and classroom.store.find(teacher.code).version == 3
+    link = join_link("http://10.0.0.5:7860/?state=abc", teacher.code)
+    assert link == f"http://10.0.0.5:7860/?class={teacher.code}"
+    assert qr_svg(link).startswith("data:image/svg+xml;charset=utf-8,%3Csvg")
