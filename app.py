@@ -25,8 +25,9 @@ import gradio as gr
 import torch
 
 from explorer import ModelRegistry
+from explorer.classroom import Classroom
 from explorer.training import TrainingPool
-from ui import decoding, fonts, i18n, plot, runtime, web
+from ui import class_events, class_panel, decoding, fonts, i18n, plot, runtime, web
 from ui.page import build_demo
 
 ROOT = Path(__file__).resolve().parent
@@ -59,6 +60,10 @@ if runtime.APART:
     # ZeroGPU: the models must be on the GPU when the app starts (packed then, and sent to every worker); a model
     # loaded later is loaded again by each worker that needs it.
     REGISTRY.preload()
+# The classes of this server (explorer/classroom.py), in the SQLite file EXPLORER_CLASS_DB (var/classes.db), which
+# every app process of one machine shares; one stream per following page, woken by one poller per process.
+CLASSROOM = Classroom.at()
+HUB = class_events.Hub(CLASSROOM)
 # Gradio 6: theme and css go to launch(). Each open session keeps its explorer (about 1 MB with a built-in model);
 # the least recently used sessions beyond 1,000 are forgotten (Gradio's default keeps 10,000).
 # The text in Noto Sans, served from assets/fonts (ui/fonts.py), not Montserrat; plotly.js (ui/plot.py).
@@ -82,7 +87,11 @@ LAUNCH_OPTIONS = {
     "state_session_capacity": 1000,
     "max_file_size": runtime.MAX_UPLOAD_BYTES,  # an upload larger than a model file may be is refused at the door
     # a request body over 64 KB refused before it is read whole; security headers on every answer (ui/web.py)
-    "app_kwargs": {"middleware": web.middleware()},
+    # and the routes of a class (ui/class_events.py: a following page's stream; ui/class_panel.py: the teacher's view)
+    "app_kwargs": {
+        "middleware": web.middleware(),
+        "routes": [*class_events.routes(HUB), *class_panel.routes(CLASSROOM)],
+    },
     "i18n": i18n.translations(),
     # Step, Back and Run from the keyboard; each figure drawn once
     "head": decoding.SHORTCUTS_JS,
@@ -90,7 +99,7 @@ LAUNCH_OPTIONS = {
 
 # The Train tab's runs: EXPLORER_TRAIN_SLOTS worker processes (1 by default), each a fresh interpreter.
 POOL = TrainingPool()
-demo = build_demo(REGISTRY, POOL)
+demo = build_demo(REGISTRY, POOL, CLASSROOM)
 
 if __name__ == "__main__":
     POOL.warm()  # a worker takes about 3 s to start: not on the first Train

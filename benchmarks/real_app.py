@@ -55,6 +55,7 @@ class App:
         """Start the app; the seconds from just before `Popen` until `GET /` answers 200."""
         env = {**os.environ, "GRADIO_SERVER_PORT": str(self.port), "HF_HUB_OFFLINE": "1"}
         env["GRADIO_ANALYTICS_ENABLED"] = "False"
+        env.setdefault("EXPLORER_CLASS_DB", str(Path(self.log.name).with_suffix(".classes.db")))  # its own classes
         start = time.perf_counter()
         self.process = subprocess.Popen(
             [sys.executable, "app.py"], cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT

@@ -78,6 +78,7 @@ class ClassStore(Protocol):
     def failed_attempt(self, key: str, now: float, window: float) -> int: ...
     def attempts(self, key: str, since: float) -> int: ...
     def expire(self, before: float) -> list[str]: ...
+    def end(self, code: str) -> None: ...
 
 
 SCHEMA = """
@@ -312,6 +313,11 @@ class SQLiteStore:
             codes = [code for (code,) in db.execute("SELECT code FROM classes WHERE active < ?", (before,))]
             db.executemany("DELETE FROM classes WHERE code = ?", [(code,) for code in codes])
             return codes
+
+    def end(self, code: str) -> None:
+        """Forget one class, with its students and answers."""
+        with self._write() as db:
+            db.execute("DELETE FROM classes WHERE code = ?", (code,))
 
 
 _CLASS_COLUMNS = "code, secret_hash, began, active, version, view, lesson, moment, question"

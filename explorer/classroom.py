@@ -19,18 +19,23 @@ the environment by `Limits.from_environ`.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import hmac
 import os
 import secrets
+import shutil
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from .class_store import ClassFull, ClassRow, ClassStore
 from .i18n import _
 from .state import ExplorerError, ExplorerState
 
+DEFAULT_STORE = Path(__file__).resolve().parent.parent / "var" / "classes.db"
 ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"  # 31 characters: no 0/O, 1/I/L
 CODE_LENGTH = 6  # 31**6 ≈ 887 million codes
 SECRET_BYTES = 24  # 192 bits
@@ -133,6 +138,24 @@ class Classroom:
         self.limits = limits or Limits()
         self.clock = clock
 
+    @classmethod
+    def at(cls, path: str | os.PathLike | None = None, limits: Limits | None = None) -> Classroom:
+        """The classes kept in the SQLite file `path` (made with its folder if needed), by default
+        EXPLORER_CLASS_DB or `var/classes.db` in the project's folder, with the environment's limits."""
+        from .class_store import SQLiteStore
+
+        path = Path(path or os.environ.get("EXPLORER_CLASS_DB") or DEFAULT_STORE)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return cls(SQLiteStore(path), limits or Limits.from_environ())
+
+    @classmethod
+    def temporary(cls) -> Classroom:
+        """Classes in a file of their own in the temporary folder, deleted when the interpreter ends (a page built
+        by a test or a benchmark that does not say where its classes live)."""
+        folder = tempfile.mkdtemp(prefix="transformer-explorer-classes-")
+        atexit.register(shutil.rmtree, folder, True)
+        return cls.at(Path(folder) / "classes.db")
+
     # The teacher
 
     def start(self, first_view: ExplorerState | None = None) -> Teacher:
@@ -175,6 +198,11 @@ class Classroom:
         """The teacher shows `view` to the class: the new version."""
         self.teacher(teacher.code, teacher.secret, address)
         return self.store.show(teacher.code, shared(view).to_link(), self.clock())
+
+    def end(self, code: object, secret: object, address: str = "") -> None:
+        """The teacher ends the class: its students, questions and answers are forgotten."""
+        row = self.teacher(code, secret, address)
+        self.store.end(row.code)
 
     def publish(self, seat: Seat, view: ExplorerState) -> bool:
         """After an action of the teacher's page: the class sees `view` too, if it differs from what it last saw.

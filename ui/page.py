@@ -17,6 +17,7 @@ from gradio.components import Component
 from gradio.i18n import I18nData
 
 from explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry, cache, figures
+from explorer.classroom import Classroom
 from explorer.i18n import DEFAULT as DEFAULT_LANGUAGE
 from explorer.i18n import N_, _, speaking
 from explorer.training import TrainingPool
@@ -80,8 +81,9 @@ def enlarged_for_presentation(updates: Updates, state: ExplorerState) -> Updates
 class Page:
     """The components of the page by name, and the handlers every panel wires its events to."""
 
-    def __init__(self, registry: ModelRegistry, demo: gr.Blocks, pool: TrainingPool):
+    def __init__(self, registry: ModelRegistry, demo: gr.Blocks, pool: TrainingPool, classroom: Classroom):
         self.registry = registry
+        self.classroom = classroom  # the classes on this server (`ui.class_panel`)
         self.demo = demo
         self.pool = pool  # the Train tab's runs, trained by worker processes shared by every user
         self.explorer = gr.State(None)  # the user's `Explorer`
@@ -364,10 +366,13 @@ def cache_stats() -> dict[str, float]:
     return cache.SHARED.stats()
 
 
-def build_demo(registry: ModelRegistry, pool: TrainingPool | None = None) -> gr.Blocks:
+def build_demo(
+    registry: ModelRegistry, pool: TrainingPool | None = None, classroom: Classroom | None = None
+) -> gr.Blocks:
     """The whole page: the introduction, the sentence and decoding panels, the tabs, and the `/translate` API.
-    `pool`: the workers that train the Train tab's runs (one of `EXPLORER_TRAIN_SLOTS` workers by default)."""
-    return build_page(registry, pool).demo
+    `pool`: the workers that train the Train tab's runs (one of `EXPLORER_TRAIN_SLOTS` workers by default).
+    `classroom`: the classes of this server (by default in a store of its own, in a temporary file)."""
+    return build_page(registry, pool, classroom).demo
 
 
 def page_column() -> gr.Column:
@@ -377,11 +382,12 @@ def page_column() -> gr.Column:
     return gr.Column(elem_id="page", elem_classes="page-layout")
 
 
-def build_page(registry: ModelRegistry, pool: TrainingPool | None = None) -> Page:
+def build_page(registry: ModelRegistry, pool: TrainingPool | None = None, classroom: Classroom | None = None) -> Page:
     """The page of `build_demo`, with its components and handlers by name (for tests and benchmarks)."""
     # Files handed out (a trained model's Download) are deleted after an hour.
     with Blocks(title="Transformer Explorer", delete_cache=(1800, 3600)) as demo, page_column():
-        page = Page(registry, demo, pool if pool is not None else TrainingPool())
+        classroom = classroom if classroom is not None else Classroom.temporary()
+        page = Page(registry, demo, pool if pool is not None else TrainingPool(), classroom)
         header = Header(page)  # the panels are built in the page's order
         sentence = SentencePanel(page)
         decoding = DecodingPanel(page)
@@ -392,6 +398,7 @@ def build_page(registry: ModelRegistry, pool: TrainingPool | None = None) -> Pag
             for tab in TABS:
                 page.panels += tab(page)
         page.tab_opener = gr.HTML("", html_template="", js_on_load=OPEN_TAB_JS, visible="hidden", elem_id="tab-opener")
+        page.panels.append(header.classes)  # teach or join a class (ui/class_panel.py)
         page.panels.append(header.share)  # last, as when it was a tab: it opens a shared link once the rest is wired
         for panel in page.panels:
             panel.wire()

@@ -21,6 +21,7 @@ from gradio.components import Component
 from gradio.i18n import I18nData
 
 from explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry, StepSnapshot, inside
+from explorer.classroom import Classroom
 from explorer.training import TrainingPool
 from transformer.worked import WorkedStep
 
@@ -51,6 +52,7 @@ class PageAccess(Protocol):
     """What a panel may use of the page (`ui.page.Page`)."""
 
     registry: ModelRegistry
+    classroom: Classroom  # the classes on this server (`explorer.classroom`)
     pool: TrainingPool  # the Train tab's runs, trained by worker processes shared by every user
     explorer: gr.State  # the user's `Explorer`
     tabs: gr.Tabs  # the views, one tab each (never an event's output: `opening` opens one)
@@ -149,6 +151,10 @@ class Panel:
 
     def wire(self) -> None:
         """Connect this panel's own events (called once every panel is built)."""
+
+    def on_opened(self, event: Any) -> None:
+        """Chain what this panel does when the page opens to `event`, the page load that shows a shared link or
+        the page's own settings (`ui.share.SharePanel`)."""
 
 
 # What would make text in a Markdown component more than text, within a line: links and images (`[…](…)`,

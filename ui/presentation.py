@@ -12,6 +12,7 @@ import gradio as gr
 from explorer.i18n import N_
 
 from . import i18n
+from .class_panel import ClassPanel
 from .i18n import T
 from .panel import Frame, PageAccess, Panel, Updates
 from .settings import DEFAULTS
@@ -42,6 +43,7 @@ class Header(Panel):
                 gr.Markdown("# Transformer Explorer")
                 gr.Markdown(T(INTRODUCTION))
                 self.share = SharePanel(page)  # Copy link, and the link
+                self.classes = ClassPanel(page, self.share.opened_with)  # teach or join a class
             with gr.Column(scale=0, min_width=220, elem_id="page-switches"):
                 self.language = page.setting("language", i18n.switch(DEFAULTS["language"]))
                 switch = gr.Checkbox(

@@ -9,6 +9,7 @@ from explorer import Explorer, ExplorerError, ExplorerState
 from explorer.i18n import DEFAULT as DEFAULT_LANGUAGE
 from explorer.i18n import LANGUAGES, N_, _, language_of, speaking
 
+from .class_panel import class_query
 from .i18n import SET_LOCALE_JS, T, with_browser_words
 from .panel import Frame, PageAccess, Panel, Updates, escaped
 from .runtime import LONG_GPU_S, one_at_a_time, uses_gpu
@@ -91,6 +92,8 @@ class SharePanel(Panel):
         page.in_the_new_language(
             restored.then(None, page.control("language"), None, js=SET_LOCALE_JS, api_visibility="private")
         )
+        for panel in page.panels:
+            panel.on_opened(restored)
         self.copy.click(None, None, None, js=copy_js(), api_visibility="private")
 
     @staticmethod
@@ -104,6 +107,7 @@ class SharePanel(Panel):
             "state": query.get("state", ""),
             "lang": query.get("lang", "") if query.get("lang") in LANGUAGES else "",
             "browser": language_of(request.headers.get("accept-language")),
+            **class_query(query),  # a class's link (`ui.class_panel`)
         }
 
     def restore(self, opened: dict, explorer, *values) -> Updates:

@@ -1,0 +1,434 @@
+"""A class on the page (issue 38): the teacher starts one, the students join it and follow the teacher's view.
+
+- **Teach a class** starts a class showing the teacher's view, and puts its join code and the QR code of its join
+  link on the page, for the projector, with the counts of students connected and following.
+- A student joins with the link (`?class=CODE`) or by typing the code, and from then on their page follows the
+  teacher: each time the teacher's view changes, the page shows it, in the student's own language. **Explore on
+  my own** breaks away (everything works as it does alone); **Back to the teacher** snaps to where the teacher is.
+- The teacher's link (`?class=CODE&teacher=SECRET`) drives the class, and reopens it from any browser.
+
+Who is in which class lives in the browser (`seat`, a hidden text box holding the page's seat as JSON) and in the
+store (`explorer.classroom`), never only in the server's memory: after a restart, every page goes on where it was.
+The browser's side is `SEAT_JS`: a student's page listens to the class's stream (`ui.class_events`) and asks for the
+teacher's view when its version changes; the teacher's page sends its view (the share link's state, always
+current) to `/class/show` after every action, and keeps its secret out of the address bar.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import secrets
+from typing import Any
+
+import gradio as gr
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from explorer import Explorer, ExplorerError, ExplorerState
+from explorer.classroom import Classroom, ClassroomError, Teacher, join_link, normal_code, qr_svg
+from explorer.i18n import N_, _, speaking
+
+from .i18n import T, with_browser_words
+from .panel import PageAccess, Panel, Updates, escaped
+from .runtime import QUICK, uses_gpu
+from .settings import control_values
+
+COUNTS_S = 2.0  # how often the teacher's page redraws its counts
+
+CLASS_INTRO = N_(
+    "**Teach a class**: the students open the link or type the code, and their pages follow yours, each in its own "
+    "language. Or **join** the class your teacher started."
+)
+
+# The page's seat (JSON in `ClassPanel.seat`) as the browser acts on it. A student's page listens to its class's
+# stream and clicks the hidden Follow button when the teacher's view has a version its page does not show; the
+# teacher's page sends the share link's state to /class/show whenever the link changes, and keeps the secret in the
+# tab's sessionStorage instead of the address bar (a projector shows the address bar). `__WORDS__`: none yet.
+SEAT_JS = """
+const state = { stream: null, code: "", observer: null, sent: "" };
+const seatOf = () => { try { return JSON.parse(props.value || "{}"); } catch (error) { return {}; } };
+const follow = () => document.getElementById("class-follow")?.click();
+const listen = (seat) => {
+    if (state.stream && state.code === seat.code + seat.student) return;
+    state.stream?.close();
+    state.code = seat.code + seat.student;
+    const query = new URLSearchParams({ class: seat.code, student: seat.student });
+    state.stream = new EventSource(`class/events?${query}`);
+    state.stream.addEventListener("version", (event) => {
+        const now = seatOf();
+        if (now.following && JSON.parse(event.data).version !== now.version) follow();
+    });
+    state.stream.addEventListener("ended", () => { state.stream.close(); follow(); });
+};
+const send = (seat) => {
+    const link = document.querySelector("#share-link a");
+    const token = link && new URL(link.getAttribute("href"), location.href).searchParams.get("state");
+    if (!token || token === state.sent) return;
+    state.sent = token;
+    fetch("class/show", { method: "POST", headers: { "content-type": "application/json" },
+                          body: JSON.stringify({ class: seat.code, secret: seat.secret, state: token }) });
+};
+const teach = (seat) => {
+    sessionStorage.setItem("class-teacher", JSON.stringify({ code: seat.code, secret: seat.secret }));
+    const address = new URL(location.href);
+    if (address.searchParams.has("teacher")) {
+        address.searchParams.delete("teacher");
+        address.searchParams.set("teach", "1");
+        history.replaceState(null, "", address);
+    }
+    if (!state.observer) {
+        const target = document.getElementById("share-link");
+        state.observer = new MutationObserver(() => { const now = seatOf(); if (now.role === "teacher") send(now); });
+        if (target) state.observer.observe(target, { childList: true, subtree: true, characterData: true });
+    }
+    send(seat);
+};
+watch("value", () => {
+    const seat = seatOf();
+    if (seat.role === "student") listen(seat);
+    else { state.stream?.close(); state.stream = null; state.code = ""; }
+    if (seat.role === "teacher") teach(seat);
+    else sessionStorage.removeItem("class-teacher");
+});
+const kept = JSON.parse(sessionStorage.getItem("class-teacher") || "null");
+const asked = new URLSearchParams(location.search);
+if (kept && asked.get("class") === kept.code && !asked.get("teacher")) {
+    const box = document.querySelector("#class-reopen textarea, #class-reopen input");
+    if (box) {
+        box.value = JSON.stringify(kept);
+        box.dispatchEvent(new Event("input", { bubbles: true }));
+        setTimeout(() => document.getElementById("class-reopen-button")?.click(), 0);
+    }
+}
+"""
+
+
+# The teacher's link, on the clipboard (as `ui.share.COPY_JS` copies a view's link), from the tab's sessionStorage.
+COPY_TEACHER_JS = """() => {
+    const words = __WORDS__;
+    const button = document.querySelector("#class-copy");
+    const kept = JSON.parse(sessionStorage.getItem("class-teacher") || "null");
+    const say = (text) => { button.innerText = text; setTimeout(() => { button.innerText = words.copy; }, 2000); };
+    if (!kept) return say(words.none);
+    const link = new URL(location.pathname, location.href);
+    link.search = new URLSearchParams({ class: kept.code, teacher: kept.secret }).toString();
+    const byHand = () => {
+        const box = document.createElement("textarea");
+        box.value = link.href; box.style.position = "fixed"; box.style.opacity = "0";
+        document.body.appendChild(box); box.select();
+        let copied = false;
+        try { copied = document.execCommand("copy"); } catch (error) { copied = false; }
+        box.remove();
+        say(copied ? words.copied : words.by_hand);
+    };
+    if (!navigator.clipboard || !window.isSecureContext) return byHand();
+    navigator.clipboard.writeText(link.href).then(() => say(words.copied), byHand);
+}"""
+COPY_TEACHER_WORDS = {
+    "copy": N_("Copy the teacher link"),
+    "copied": N_("Teacher link copied: keep it to yourself"),
+    "none": N_("No class yet"),
+    "by_hand": N_("Copy the link by hand"),
+}
+
+
+def copy_teacher_js() -> str:
+    return with_browser_words(COPY_TEACHER_JS, COPY_TEACHER_WORDS)
+
+
+def seat_json(role: str = "", code: str = "", **fields: Any) -> str:
+    """A page's seat as the browser keeps it ("" for none)."""
+    return json.dumps({"role": role, "code": code, **fields}) if role else ""
+
+
+def read_seat(value: object) -> dict:
+    """The seat the browser sent back: a dict with at least `role` and `code`, or {} if it is not one."""
+    try:
+        seat = json.loads(value) if isinstance(value, str) and value and len(value) < 1000 else {}
+    except ValueError:
+        return {}
+    return seat if isinstance(seat, dict) and seat.get("role") in ("teacher", "student") else {}
+
+
+def address_of(request: gr.Request | None) -> str:
+    """The sender's address, for the teacher secret's guess limit."""
+    client = getattr(request, "client", None)
+    return getattr(client, "host", "") or ""
+
+
+def page_address(request: gr.Request | None) -> str:
+    """The address of the page that sent `request` (its Referer; else its host), for the join link."""
+    headers = getattr(request, "headers", None) or {}
+    referer = headers.get("referer", "")
+    if referer.startswith(("http://", "https://")):
+        return referer
+    return f"http://{headers.get('host', 'localhost:7860')}/"
+
+
+class ClassPanel(Panel):
+    """Made in the header, under the share link (`ui.presentation.Header`)."""
+
+    def __init__(self, page: PageAccess, opened_with: gr.State):
+        super().__init__(page)
+        self.classroom: Classroom = page.classroom
+        self.opened_with = opened_with  # what the page's address holds (`ui.share.SharePanel.address`)
+        with gr.Row(elem_id="class-bar"):
+            self.banner = gr.HTML("", elem_id="class-banner")
+            self.leave = gr.Button(
+                T("Explore on my own"), elem_id="class-leave", size="sm", scale=0, min_width=160, visible=False
+            )
+            self.back = gr.Button(
+                T("Back to the teacher"), elem_id="class-back", size="sm", scale=0, min_width=160, visible=False
+            )
+        with gr.Accordion(T("Teach or join a class"), open=False, elem_id="class-box"):
+            gr.Markdown(T(CLASS_INTRO))
+            with gr.Row(elem_id="class-buttons"):
+                self.teach = gr.Button(T("Teach a class"), elem_id="class-teach", size="sm", scale=0, min_width=150)
+                self.code = gr.Textbox(
+                    show_label=False,
+                    placeholder=T("Class code"),
+                    max_lines=1,
+                    max_length=16,
+                    elem_id="class-code",
+                    scale=0,
+                    min_width=140,
+                    container=False,
+                )
+                self.join = gr.Button(T("Join"), elem_id="class-join", size="sm", scale=0, min_width=90)
+                self.copy = gr.Button(
+                    T("Copy the teacher link"), elem_id="class-copy", size="sm", scale=0, min_width=180, visible=False
+                )
+                self.end = gr.Button(
+                    T("Leave the class"), elem_id="class-end", size="sm", scale=0, min_width=150, visible=False
+                )
+        self.seat = gr.Textbox("", visible="hidden", elem_id="class-seat")
+        self.stream = gr.HTML("", html_template="", js_on_load=SEAT_JS, visible="hidden", elem_id="class-stream")
+        self.follow = gr.Button(visible="hidden", elem_id="class-follow")
+        self.reopen_box = gr.Textbox("", visible="hidden", elem_id="class-reopen")
+        self.reopen_button = gr.Button(visible="hidden", elem_id="class-reopen-button")
+        self.timer = gr.Timer(COUNTS_S, active=False)
+        self.mine = [self.banner, self.leave, self.back, self.teach, self.code, self.join, self.copy, self.end]
+        self.mine += [self.seat, self.stream, self.timer]
+
+    # What the page shows
+
+    def banner_html(self, seat: dict, request: gr.Request | None = None) -> str:
+        """The banner of a page in a class: for the teacher, the code, the QR code and the counts; for a student,
+        whether the page follows the teacher."""
+        if not seat:
+            return ""
+        code = html.escape(seat["code"])
+        if seat["role"] == "teacher":
+            link = join_link(page_address(request), seat["code"]) if request is not None else seat.get("link", "")
+            connected, following = self.classroom.counts(seat["code"])
+            counts = _("{connected} connected · {following} following").format(connected=connected, following=following)
+            join_at, label = html.escape(_("Join at")), html.escape(_("Class code"))
+            return (
+                f'<div class="class-teacher"><img class="class-qr" src="{qr_svg(link)}" alt="{html.escape(link)}">'
+                f'<div><div class="class-code-label">{join_at} {html.escape(link)}</div>'
+                f'<div class="class-code" aria-label="{label}">{code}</div>'
+                f'<div class="class-counts" role="status">{html.escape(counts)}</div></div></div>'
+            )
+        said = (
+            _("Class {code}: your page follows the teacher.")
+            if seat.get("following")
+            else _("Class {code}: you are exploring on your own.")
+        )
+        return f'<div class="class-student" role="status">{html.escape(said.format(code=seat["code"]))}</div>'
+
+    def shown(self, seat: dict, request: gr.Request | None = None) -> Updates:
+        """Everything of this panel for `seat` (none: out of any class)."""
+        student = seat.get("role") == "student"
+        teacher = seat.get("role") == "teacher"
+        following = student and bool(seat.get("following"))
+        return {
+            self.seat: seat_json(**seat) if seat else "",
+            self.stream: seat_json(**{k: v for k, v in seat.items() if k != "link"}) if seat else "",
+            self.banner: self.banner_html(seat, request),
+            self.leave: gr.Button(visible=following),
+            self.back: gr.Button(visible=student and not following),
+            self.teach: gr.Button(visible=not seat),
+            self.code: gr.Textbox(visible=not seat),
+            self.join: gr.Button(visible=not seat),
+            self.copy: gr.Button(visible=teacher),
+            self.end: gr.Button(visible=bool(seat), value=_("End the class") if teacher else _("Leave the class")),
+            self.timer: gr.Timer(active=teacher),
+        }
+
+    def failed(self, error: ExplorerError) -> Updates:
+        return {self.page.status: escaped(str(error))}
+
+    # The teacher
+
+    def started(self, explorer: Explorer | None, request: gr.Request) -> Updates:
+        """Teach a class: start one showing the page's view."""
+        language = explorer.state.language if isinstance(explorer, Explorer) else "en"
+        with speaking(language):
+            try:
+                teacher = self.classroom.start(explorer.state if isinstance(explorer, Explorer) else None)
+            except ClassroomError as error:
+                return self.failed(error)
+            seat = {"role": "teacher", "code": teacher.code, "secret": teacher.secret}
+            seat["link"] = join_link(page_address(request), teacher.code)
+            said = _("Class {code} started. Keep your teacher link: it drives the class from any browser.")
+            return self.shown(seat, request) | {self.page.status: said.format(code=teacher.code)}
+
+    def reclaimed(self, explorer: Explorer | None, kept: str, request: gr.Request) -> Updates:
+        """The teacher's page opened again (a reload, another browser): the class its link or its tab holds."""
+        language = explorer.state.language if isinstance(explorer, Explorer) else "en"
+        with speaking(language):
+            seat = read_seat(json.dumps({"role": "teacher", **json.loads(kept)}) if kept.startswith("{") else "")
+            return self.as_teacher(seat.get("code"), seat.get("secret"), request)
+
+    def as_teacher(self, code: object, secret: object, request: gr.Request | None) -> Updates:
+        try:
+            row = self.classroom.teacher(code, secret, address_of(request))
+        except ClassroomError as error:
+            return self.failed(error)
+        seat = {"role": "teacher", "code": row.code, "secret": secret}
+        seat["link"] = join_link(page_address(request), row.code)
+        return self.shown(seat, request)
+
+    def counted(self, seat_value: str, request: gr.Request) -> Updates:
+        """The teacher's counts, redrawn every `COUNTS_S`."""
+        seat = read_seat(seat_value)
+        if seat.get("role") != "teacher":
+            return {self.timer: gr.Timer(active=False)}
+        return {self.banner: self.banner_html(seat, request)}
+
+    # The students
+
+    def joined(self, explorer: Explorer | None, code: str) -> Updates:
+        """Join the class of the typed code: the page shows the teacher's view from now on."""
+        language = explorer.state.language if isinstance(explorer, Explorer) else "en"
+        with speaking(language):
+            student = secrets.token_urlsafe(12)
+            try:
+                row = self.classroom.join(code, student)
+            except ClassroomError as error:
+                return self.failed(error)
+            seat = {"role": "student", "code": row.code, "student": student, "following": True, "version": 0}
+            said = _("You joined class {code}. Your page follows the teacher.").format(code=row.code)
+            return self.followed(explorer, seat) | {self.page.status: said}
+
+    def followed(self, explorer: Explorer | None, seat: dict) -> Updates:
+        """A following student's page after the teacher moved: the teacher's view, if it is not shown yet."""
+        page = self.page
+        row = self.classroom.news(seat["code"], seat["student"], seat.get("following", False))
+        if row is None:
+            return self.shown({}) | {page.status: _("The class has ended. You are exploring on your own.")}
+        if not seat.get("following") or row.version == seat.get("version"):
+            return self.shown(seat)
+        own = explorer.state if isinstance(explorer, Explorer) else ExplorerState()
+        view = self.classroom.view(row, own)
+        seat = {**seat, "version": row.version}
+        if view is None:
+            return self.shown(seat)
+        state = view.replace(tab=page.tab_holding(view.tab))
+        explorer = Explorer(page.registry_of(explorer), state)
+        controls = {page.control(name): value for name, value in control_values(explorer.state).items()}
+        return page.opening(state.tab) | controls | page.refreshed(explorer) | self.shown(seat)
+
+    def follow_handler(self, explorer: Explorer | None, seat_value: str) -> Updates:
+        seat = read_seat(seat_value)
+        if seat.get("role") != "student":
+            return {self.seat: gr.skip()}
+        with speaking(explorer.state.language if isinstance(explorer, Explorer) else "en"):
+            try:
+                return self.followed(explorer, seat)
+            except ExplorerError as error:
+                return self.failed(error)
+
+    def switched(self, following: bool):
+        """Explore on my own (False), or Back to the teacher (True)."""
+
+        def handler(explorer: Explorer | None, seat_value: str) -> Updates:
+            seat = read_seat(seat_value)
+            if seat.get("role") != "student":
+                return {self.seat: gr.skip()}
+            return self.follow_handler(explorer, seat_json(**{**seat, "following": following, "version": -1}))
+
+        return handler
+
+    def left(self, explorer: Explorer | None, seat_value: str) -> Updates:
+        """Leave the class (a student), or end it (the teacher)."""
+        seat = read_seat(seat_value)
+        with speaking(explorer.state.language if isinstance(explorer, Explorer) else "en"):
+            if seat.get("role") == "teacher":
+                try:
+                    self.classroom.end(seat.get("code"), seat.get("secret"))
+                except ClassroomError as error:
+                    return self.failed(error)
+                return self.shown({}) | {self.page.status: _("The class has ended.")}
+            return self.shown({}) | {self.page.status: _("You left the class.")}
+
+    # Wiring
+
+    @property
+    def view_outputs(self) -> list:
+        page = self.page
+        return list(dict.fromkeys([page.tab_opener, *page.inputs[1:], *page.outputs, page.status, *self.mine]))
+
+    def wire(self) -> None:
+        page, hidden = self.page, {"api_visibility": "private"}
+        mine = [*self.mine, page.status]
+        self.teach.click(self.started, [page.explorer], mine, **hidden, **QUICK)
+        self.reopen_button.click(self.reclaimed, [page.explorer, self.reopen_box], mine, **hidden, **QUICK)
+        self.timer.tick(self.counted, [self.seat], [self.banner, self.timer], **hidden, **QUICK)
+        follow = uses_gpu(self.follow_handler)
+        self.follow.click(follow, [page.explorer, self.seat], self.view_outputs, **hidden, **QUICK)
+        joined = uses_gpu(self.joined)
+        self.join.click(joined, [page.explorer, self.code], self.view_outputs, **hidden, **QUICK)
+        self.code.submit(joined, [page.explorer, self.code], self.view_outputs, **hidden, **QUICK)
+        for button, following in ((self.leave, False), (self.back, True)):
+            handler = uses_gpu(self.switched(following))
+            button.click(handler, [page.explorer, self.seat], self.view_outputs, **hidden, **QUICK)
+        self.end.click(self.left, [page.explorer, self.seat], mine, **hidden, **QUICK)
+        self.copy.click(None, None, None, js=copy_teacher_js(), **hidden)
+
+    def on_opened(self, event: Any) -> None:
+        page = self.page
+        event.then(self.by_link, [page.explorer, self.opened_with], self.view_outputs, api_visibility="private")
+
+    def by_link(self, explorer: Explorer | None, opened: dict, request: gr.Request) -> Updates:
+        """When the page opens on a class's link: `?class=CODE` joins it, `?class=CODE&teacher=SECRET` drives it."""
+        code, secret = opened.get("class", ""), opened.get("teacher", "")
+        if not code or (opened.get("teach") and not secret):  # the teacher's tab reopens it (`SEAT_JS`)
+            return {self.seat: gr.skip()}  # (an empty dict is no answer to gradio)
+        with speaking(explorer.state.language if isinstance(explorer, Explorer) else "en"):
+            if secret:
+                return self.as_teacher(code, secret, request)
+            return self.joined(explorer, code)
+
+
+def routes(classroom: Classroom) -> list[Route]:
+    """`POST /class/show`: the teacher's page shows the class its view (the share link's state), with its secret."""
+
+    async def show(request: Request) -> Response:
+        try:
+            body = await request.json()
+        except ValueError:
+            return JSONResponse({"detail": "Send JSON."}, status_code=400)
+        if not isinstance(body, dict):
+            return JSONResponse({"detail": "Send a JSON object."}, status_code=400)
+        address = request.client.host if request.client else ""
+        try:
+            row = classroom.teacher(body.get("class"), body.get("secret"), address)
+            state = ExplorerState.from_link(body.get("state"))
+        except ExplorerError as error:
+            return JSONResponse({"detail": str(error)}, status_code=403)
+        version = classroom.show(Teacher(row.code, body["secret"]), state, address)
+        return JSONResponse({"version": version})
+
+    return [Route("/class/show", show, methods=["POST"])]
+
+
+def class_query(query: dict[str, str]) -> dict[str, str]:
+    """What of a page's address concerns a class: `class` (a code), `teacher` (a secret), and `teach` (the
+    teacher's page after its secret left the address bar: the browser's tab holds it, `SEAT_JS`)."""
+    code = normal_code(query.get("class", ""))
+    if not code:
+        return {}
+    return {"class": code, "teacher": query.get("teacher", "")[:256], "teach": query.get("teach", "")[:8]}
