@@ -101,6 +101,8 @@ class App:
         self.stop()
         self.log.close()
         Path(self.log.name).unlink(missing_ok=True)
+        for suffix in (".classes.db", ".classes.db-wal", ".classes.db-shm"):
+            Path(self.log.name).with_suffix(suffix).unlink(missing_ok=True)
 
 
 # Every view, in the order of the teacher's guide (docs/teachers-guide.md), by its English title.

@@ -47,7 +47,7 @@ CLASS_INTRO = N_(
 # teacher's page sends the share link's state to /class/show whenever the link changes, and keeps the secret in the
 # tab's sessionStorage instead of the address bar (a projector shows the address bar). `__WORDS__`: none yet.
 SEAT_JS = """
-const state = { stream: null, code: "", observer: null, sent: "" };
+const state = { stream: null, code: "", observer: null, sent: "", teaching: "" };
 const seatOf = () => { try { return JSON.parse(props.value || "{}"); } catch (error) { return {}; } };
 const follow = () => document.getElementById("class-follow")?.click();
 const listen = (seat) => {
@@ -62,45 +62,64 @@ const listen = (seat) => {
     });
     state.stream.addEventListener("ended", () => { state.stream.close(); follow(); });
 };
-const send = (seat) => {
+const token = () => {
     const link = document.querySelector("#share-link a");
-    const token = link && new URL(link.getAttribute("href"), location.href).searchParams.get("state");
-    if (!token || token === state.sent) return;
-    state.sent = token;
+    return link ? new URL(link.getAttribute("href"), location.href).searchParams.get("state") : "";
+};
+const send = (seat) => {
+    const now = token();
+    if (!now || now === state.sent) return;
+    state.sent = now;
     fetch("class/show", { method: "POST", headers: { "content-type": "application/json" },
-                          body: JSON.stringify({ class: seat.code, secret: seat.secret, state: token }) });
+                          body: JSON.stringify({ class: seat.code, secret: seat.secret, state: now }) });
+};
+// The address says which class the page is in (never the teacher's secret), so that a reload or a restarted server
+// opens the page in it again: the teacher's as ?class=CODE&teach=1 (its tab keeps the secret), a student's as
+// ?class=CODE&seat=ID, a page out of any class without them.
+const address = (seat) => {
+    const url = new URL(location.href);
+    for (const name of ["class", "teacher", "teach", "seat"]) url.searchParams.delete(name);
+    if (seat.role) url.searchParams.set("class", seat.code);
+    if (seat.role === "teacher") url.searchParams.set("teach", "1");
+    if (seat.role === "student") url.searchParams.set("seat", seat.student);
+    if (url.href !== location.href) history.replaceState(null, "", url);
 };
 const teach = (seat) => {
     sessionStorage.setItem("class-teacher", JSON.stringify({ code: seat.code, secret: seat.secret }));
-    const address = new URL(location.href);
-    if (address.searchParams.has("teacher")) {
-        address.searchParams.delete("teacher");
-        address.searchParams.set("teach", "1");
-        history.replaceState(null, "", address);
-    }
     if (!state.observer) {
         const target = document.getElementById("share-link");
         state.observer = new MutationObserver(() => { const now = seatOf(); if (now.role === "teacher") send(now); });
         if (target) state.observer.observe(target, { childList: true, subtree: true, characterData: true });
     }
+    if (state.teaching !== seat.code) {  // the class already shows this page's view: send only what changes next
+        state.teaching = seat.code;
+        state.sent = token();
+    }
     send(seat);
 };
 watch("value", () => {
     const seat = seatOf();
+    address(seat);
     if (seat.role === "student") listen(seat);
     else { state.stream?.close(); state.stream = null; state.code = ""; }
     if (seat.role === "teacher") teach(seat);
     else sessionStorage.removeItem("class-teacher");
 });
+// The teacher's page opened again (a reload, a restarted server): its tab still holds the class's secret.
 const kept = JSON.parse(sessionStorage.getItem("class-teacher") || "null");
 const asked = new URLSearchParams(location.search);
 if (kept && asked.get("class") === kept.code && !asked.get("teacher")) {
-    const box = document.querySelector("#class-reopen textarea, #class-reopen input");
-    if (box) {
+    let tries = 0;
+    const reclaim = () => {
+        const box = document.querySelector("#class-reopen textarea, #class-reopen input");
+        const button = document.getElementById("class-reopen-button");
+        // after the page's first view (its load draws the share link), which would otherwise replace the class's
+        if (!box || !button || !token()) { if (++tries < 300) setTimeout(reclaim, 100); return; }
         box.value = JSON.stringify(kept);
         box.dispatchEvent(new Event("input", { bubbles: true }));
-        setTimeout(() => document.getElementById("class-reopen-button")?.click(), 0);
-    }
+        setTimeout(() => button.click(), 50);
+    };
+    reclaim();
 }
 """
 
@@ -280,16 +299,22 @@ class ClassPanel(Panel):
         language = explorer.state.language if isinstance(explorer, Explorer) else "en"
         with speaking(language):
             seat = read_seat(json.dumps({"role": "teacher", **json.loads(kept)}) if kept.startswith("{") else "")
-            return self.as_teacher(seat.get("code"), seat.get("secret"), request)
+            return self.as_teacher(explorer, seat.get("code"), seat.get("secret"), request)
 
-    def as_teacher(self, code: object, secret: object, request: gr.Request | None) -> Updates:
+    def as_teacher(
+        self, explorer: Explorer | None, code: object, secret: object, request: gr.Request | None
+    ) -> Updates:
+        """The teacher's page, opened with the teacher's link or again in its tab: where the class stands."""
         try:
             row = self.classroom.teacher(code, secret, address_of(request))
         except ClassroomError as error:
             return self.failed(error)
         seat = {"role": "teacher", "code": row.code, "secret": secret}
         seat["link"] = join_link(page_address(request), row.code)
-        return self.shown(seat, request)
+        own = explorer.state if isinstance(explorer, Explorer) else ExplorerState()
+        view = self.classroom.view(row, own)
+        shown = self.showing(explorer, view) if view is not None else {}
+        return shown | self.shown(seat, request)
 
     def counted(self, seat_value: str, request: gr.Request) -> Updates:
         """The teacher's counts, redrawn every `COUNTS_S`."""
@@ -326,10 +351,15 @@ class ClassPanel(Panel):
         seat = {**seat, "version": row.version}
         if view is None:
             return self.shown(seat)
+        return self.showing(explorer, view) | self.shown(seat)
+
+    def showing(self, explorer: Explorer | None, view: ExplorerState) -> Updates:
+        """The page showing `view` (the class's), as opening its share link would."""
+        page = self.page
         state = view.replace(tab=page.tab_holding(view.tab))
         explorer = Explorer(page.registry_of(explorer), state)
         controls = {page.control(name): value for name, value in control_values(explorer.state).items()}
-        return page.opening(state.tab) | controls | page.refreshed(explorer) | self.shown(seat)
+        return page.opening(state.tab) | controls | page.refreshed(explorer)
 
     def follow_handler(self, explorer: Explorer | None, seat_value: str) -> Updates:
         seat = read_seat(seat_value)
@@ -375,7 +405,8 @@ class ClassPanel(Panel):
         page, hidden = self.page, {"api_visibility": "private"}
         mine = [*self.mine, page.status]
         self.teach.click(self.started, [page.explorer], mine, **hidden, **QUICK)
-        self.reopen_button.click(self.reclaimed, [page.explorer, self.reopen_box], mine, **hidden, **QUICK)
+        reclaimed = uses_gpu(self.reclaimed)
+        self.reopen_button.click(reclaimed, [page.explorer, self.reopen_box], self.view_outputs, **hidden, **QUICK)
         self.timer.tick(self.counted, [self.seat], [self.banner, self.timer], **hidden, **QUICK)
         follow = uses_gpu(self.follow_handler)
         self.follow.click(follow, [page.explorer, self.seat], self.view_outputs, **hidden, **QUICK)
@@ -399,7 +430,10 @@ class ClassPanel(Panel):
             return {self.seat: gr.skip()}  # (an empty dict is no answer to gradio)
         with speaking(explorer.state.language if isinstance(explorer, Explorer) else "en"):
             if secret:
-                return self.as_teacher(code, secret, request)
+                return self.as_teacher(explorer, code, secret, request)
+            seat = opened.get("seat", "")
+            if seat and self.classroom.store.has_student(code, seat):  # the page's own seat, after a reload
+                return self.followed(explorer, {"role": "student", "code": code, "student": seat, "following": True})
             return self.joined(explorer, code)
 
 
@@ -431,4 +465,9 @@ def class_query(query: dict[str, str]) -> dict[str, str]:
     code = normal_code(query.get("class", ""))
     if not code:
         return {}
-    return {"class": code, "teacher": query.get("teacher", "")[:256], "teach": query.get("teach", "")[:8]}
+    return {
+        "class": code,
+        "teacher": query.get("teacher", "")[:256],
+        "teach": query.get("teach", "")[:8],
+        "seat": query.get("seat", "")[:32],
+    }
