@@ -87,6 +87,22 @@ class Explorer:
         self.lock = threading.RLock()
         self._rebuild()
 
+    @classmethod
+    def showing(cls, registry: ModelRegistry, state: ExplorerState) -> Explorer:
+        """An explorer that shows `state` without replaying its decoding until it is needed: a class's follower,
+        whose page shows what the teacher's page has just computed. Its views come from the shared cache
+        (`snapshot`); a Step, or a view that reads the decoding itself, replays it then (`decoding`)."""
+        explorer = cls.__new__(cls)
+        explorer.registry, explorer.state = registry, state
+        explorer._decoding, explorer._snapshot = None, None
+        explorer.following, explorer.lock = set(), threading.RLock()
+        try:
+            validate_heads(explorer.checkpoint.model.config, state.silenced)
+        except ValueError as error:
+            raise ExplorerError(str(error)) from None
+        explorer._check_view()
+        return explorer
+
     # ---- across processes (a ZeroGPU worker) ----------------------------------------------------------------
 
     def __getstate__(self) -> dict:
@@ -226,7 +242,14 @@ class Explorer:
 
     @property
     def finished(self) -> bool:
+        if self._decoding is None:  # a follower (`showing`): the snapshot says, from the shared cache if it can
+            return self.snapshot().finished
         return self.decoding.finished
+
+    @property
+    def output_limit(self) -> int:
+        """The most tokens this output may have: the state's limit, within the model's positions."""
+        return min(self.state.max_output_tokens, self.checkpoint.model.config.max_positions - 1)
 
     def unknown_pieces(self) -> list[str]:
         """The pieces of the sentence the model cannot read (`<unk>` to it), each once, in order."""
@@ -254,12 +277,19 @@ class Explorer:
         shown = self.state.computed()  # what the views depend on: not the layer or tab chosen
         if self._snapshot is not None and self._snapshot[0] == shown:
             return self._snapshot[1]
+        # The whole snapshot is shared too: a class's followers show what the teacher's page computed.
+        snapshot = SHARED.get(("snapshot", identity(self.checkpoint.model), shown), lambda: self._snapshot_of(shown))
+        self._snapshot = (shown, snapshot)
+        return snapshot
+
+    def _snapshot_of(self, shown: ExplorerState) -> StepSnapshot:
+        """`snapshot`, computed: the forward pass (itself shared), the candidates and the steps from the decoding."""
         checkpoint, state = self.checkpoint, self.state
         tokenizer, config = checkpoint.tokenizer, checkpoint.model.config
         src = self.source_ids()
         output = self.decoding.output_ids
         target_in = [config.decoder_start_id, *output]
-        if self.finished and output and output[-1] == config.eos_id:
+        if self.decoding.finished and output and output[-1] == config.eos_id:
             target_in = target_in[:-1]  # nothing is predicted after </s>: its row would show nothing new
         key = ("forward", identity(checkpoint.model), tuple(src), tuple(target_in), state.switches())
         forward = SHARED.get(key, lambda: self._forward(src, target_in))
@@ -268,7 +298,7 @@ class Explorer:
             source_tokens=[tokenizer.source_piece(i) for i in src],
             target_tokens=[tokenizer.target_piece(i) for i in target_in],
             output_text=tokenizer.decode_target(output),
-            finished=self.finished,
+            finished=self.decoding.finished,
             candidates=candidates,
             candidate_tokens=[tokenizer.target_piece(c.token_id) for c in candidates],
             encoder=forward.encoder,
@@ -280,7 +310,6 @@ class Explorer:
             end_token=tokenizer.target_piece(config.eos_id),
             key=key,
         )
-        self._snapshot = (shown, snapshot)
         return snapshot
 
     def _forward(self, src: list[int], target_in: list[int]) -> Forward:
@@ -342,7 +371,7 @@ class Explorer:
         except ValueError as error:
             raise ExplorerError(str(error)) from None
         self._check_view()
-        limit = min(state.max_output_tokens, config.max_positions - 1)
+        limit = self.output_limit
         decoding = Decoding(
             self.checkpoint.model,
             self.source_ids(),

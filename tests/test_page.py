@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from explorer import Explorer, ExplorerState, cache, inside
+from explorer import Explorer, ExplorerError, ExplorerState, cache, inside
 from explorer.cache import SharedCache, size_of
 from ui.decoding import DecodingPanel
 from ui.page import build_page
@@ -77,7 +77,7 @@ def test_a_step_with_the_walkthrough_open_works_the_step_out_once(page, counted)
     assert counted == {"worked": 1, "tour": 1}
 
 
-def test_two_users_at_the_same_step_share_the_forward_pass_and_the_worked_step(registry, monkeypatch):
+def test_two_users_at_the_same_step_share_the_snapshot_and_the_worked_step(registry, monkeypatch):
     shared = SharedCache(64 * 2**20)
     monkeypatch.setattr(cache, "SHARED", shared)
     monkeypatch.setattr("explorer.session.SHARED", shared)
@@ -87,8 +87,8 @@ def test_two_users_at_the_same_step_share_the_forward_pass_and_the_worked_step(r
     for explorer in (first, second):
         explorer.step()
     snapshots = [explorer.snapshot() for explorer in (first, second)]
-    assert snapshots[0] is not snapshots[1] and snapshots[0].cross is snapshots[1].cross  # one forward pass, two users
-    assert shared.stats()["hits"] == 1 and shared.stats()["misses"] == 1
+    assert snapshots[0] is snapshots[1]  # one snapshot (and one forward pass in it), two users
+    assert shared.stats()["hits"] == 1 and shared.stats()["misses"] == 2  # the snapshot, and its forward pass
     worked = [inside.worked_step(explorer) for explorer in (first, second)]
     assert worked[0] is worked[1]
     second.update(causal_mask=False)  # a different switch is a different computation
@@ -423,7 +423,6 @@ def test_a_model_file_is_loaded_only_by_the_page_that_uploaded_it(page, tmp_path
 @pytest.mark.parametrize("choice", [None, "abc", "²", 2.5, True, ["1"]])
 def test_a_forced_choice_that_is_not_a_token_id_is_a_message(page, explorer, choice):
     """Issue 36 §4: a null forced choice through the API was an unhandled error."""
-    from explorer import ExplorerError
 
     decoding = panel_of(page, DecodingPanel)
     with pytest.raises(ExplorerError, match="the forced token must be a token id"):
@@ -435,3 +434,21 @@ def test_a_forced_choice_as_the_page_sends_it_is_taken(page, explorer):
     token = explorer.snapshot().candidates[1].token_id
     decoding.forced_candidate(explorer, str(token))
     assert explorer.state.choices[-1] == token
+
+
+def test_a_follower_shows_the_teachers_step_from_the_cache_and_replays_only_when_it_moves(registry, monkeypatch):
+    """A class's follower (`Explorer.showing`) reads the snapshot the teacher's page computed, without a decoding of
+    its own; its first Step replays the teacher's steps, then takes its own."""
+    shared = SharedCache(64 * 2**20)
+    monkeypatch.setattr("explorer.session.SHARED", shared)
+    state = ExplorerState(model="numbers-de", source="ninety-seven")
+    teacher = Explorer(registry, state)
+    teacher.step()
+    shown = teacher.snapshot()
+    follower = Explorer.showing(registry, teacher.state)
+    assert follower.snapshot() is shown and not follower.finished and follower._decoding is None
+    follower.step()
+    assert follower.state.choices == (None, None) and follower._decoding is not None
+    assert follower.snapshot().output_text == Explorer(registry, follower.state).snapshot().output_text
+    with pytest.raises(ExplorerError, match="layer 9 does not exist"):
+        Explorer.showing(registry, state.replace(layer=9))

@@ -113,7 +113,7 @@ def stopped_message(tokens: int, started: bool = True) -> str:
 def limit_message(explorer: Explorer) -> str:
     """Why the output ends where it does, when it is its length limit and not the model's choice: the end token is
     put at the last place allowed (`transformer.decoding`), so an output cut short still looks finished."""
-    limit = explorer.decoding.max_new_tokens
+    limit = explorer.output_limit
     if len(explorer.state.choices) < limit:
         return ""
     positions = explorer.checkpoint.model.config.max_positions
