@@ -36,6 +36,11 @@ TITLES = {
     "layer": N_("Which layer first knows?"),
 }
 OTHER = "other"  # the key of "something else"
+FAMILIES = {
+    "encoder": N_("encoder self-attention"),
+    "decoder_self": N_("decoder self-attention"),
+    "cross": N_("cross-attention"),
+}
 WORDS = {
     OTHER: N_("something else"),
     "yes": N_("Yes"),
@@ -66,10 +71,21 @@ class Question:
 
     def text(self) -> str:
         """The question itself, in the speaker's language."""
-        return _(self.prompt).format(**self.values)
+        return _(self.prompt).format(**self.said())
 
     def explanation(self) -> str:
-        return _(self.why).format(**self.values) if self.why else ""
+        return _(self.why).format(**self.said()) if self.why else ""
+
+    def said(self) -> dict:
+        """The values, with the words among them in the speaker's language: which head (`who`: a head's number,
+        or None for the average) and which family (`family`: its key)."""
+        values = dict(self.values)
+        if "who" in values:
+            head = values["who"]
+            values["who"] = _("the average of the heads") if head is None else _("head {head}").format(head=head)
+        if "family" in values:
+            values["family"] = _(FAMILIES.get(values["family"], FAMILIES["cross"]))
+        return values
 
     def label(self, choice: Choice) -> str:
         return _(WORDS[choice.label]) if choice.translated else choice.label
@@ -147,11 +163,10 @@ def where_it_looks(explorer: Explorer, seed: int) -> Question:
     row = cross_row(explorer, layer, state.head)
     source = explorer.snapshot().source_tokens
     most = int(torch.argmax(row))
-    who = _("the average of the heads") if state.head is None else _("head {head}").format(head=state.head)
     return Question(
         kind="look",
         prompt=N_("Tap the source piece that cross-attention layer {layer} ({who}) will look at most."),
-        values={"layer": layer, "who": who, "piece": source[most], "weight": f"{float(row[most]):.0%}"},
+        values={"layer": layer, "who": state.head, "piece": source[most], "weight": f"{float(row[most]):.0%}"},
         choices=tuple(Choice(str(i), f"{i} · {token}") for i, token in enumerate(source)),
         answer=str(most),
         reveal={"tab": "attention", "family": "cross", "layer": layer, "head": state.head},
@@ -168,14 +183,13 @@ def silencing(explorer: Explorer, seed: int) -> Question:
     head = state.head if state.head is not None else 0
     silenced = state.silenced | {(family, layer, head)}
     before, after = next_piece(explorer), next_piece(explorer, state.replace(silenced=silenced))
-    names = {"encoder": _("encoder self-attention"), "decoder_self": _("decoder self-attention")}
     return Question(
         kind="silence",
         prompt=N_("If head {head} of {family} layer {layer} is silenced, does the next piece change?"),
         values={
             "head": head,
             "layer": layer,
-            "family": names.get(family, _("cross-attention")),
+            "family": family,
             "before": piece(explorer, before),
             "after": piece(explorer, after),
         },

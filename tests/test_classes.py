@@ -200,3 +200,42 @@ def test_the_teachers_page_publishes_only_changes_and_never_its_own_language_or_
     link = join_link("http://10.0.0.5:7860/?state=abc", teacher.code)
     assert link == f"http://10.0.0.5:7860/?class={teacher.code}"
     assert qr_svg(link).startswith("data:image/svg+xml;charset=utf-8,%3Csvg")
+
+
+def test_only_the_teachers_secret_shows_the_class_a_view_through_the_api(classroom):
+    from starlette.applications import Starlette
+    from starlette.testclient import TestClient
+
+    from ui.class_panel import routes
+
+    teacher = classroom.start(ExplorerState(source="one"))
+    client = TestClient(Starlette(routes=routes(classroom)))
+    view = ExplorerState(source="two").to_link()
+    for body in (
+        {"class": teacher.code, "secret": "guess", "state": view},  # a student's guess
+        {"class": teacher.code, "state": view},
+        {"class": "ZZZZZZ", "secret": teacher.secret, "state": view},
+    ):
+        answer = client.post("/class/show", json=body)
+        assert answer.status_code == 403 and "not valid" in answer.json()["detail"]
+    assert client.post("/class/show", content=b"not json").status_code == 400
+    assert client.post("/class/show", json=["a list"]).status_code == 400
+    bad_view = client.post("/class/show", json={"class": teacher.code, "secret": teacher.secret, "state": "!!"})
+    assert bad_view.status_code == 403 and "link" in bad_view.json()["detail"]
+    assert classroom.store.find(teacher.code).version == 1  # nothing changed the class
+    good = client.post("/class/show", json={"class": teacher.code, "secret": teacher.secret, "state": view})
+    assert good.json() == {"version": 2} and classroom.view(classroom.store.find(teacher.code), "en").source == "two"
+
+
+def test_two_classes_never_see_each_others_views_or_answers(classroom):
+    first, second = classroom.start(ExplorerState(source="first")), classroom.start(ExplorerState(source="second"))
+    classroom.join(first.code, "a")
+    classroom.join(second.code, "b")
+    now = classroom.clock()
+    one, two = classroom.store.ask(first.code, "{}", now), classroom.store.ask(second.code, "{}", now)
+    classroom.store.answer(first.code, one, "a", "x", now)
+    classroom.store.answer(second.code, two, "b", "y", now)
+    assert classroom.store.tally(first.code, one) == {"x": 1} and classroom.store.tally(second.code, two) == {"y": 1}
+    assert not classroom.store.answer(second.code, two + 5, "a", "x", now)
+    assert classroom.view(classroom.news(second.code, "b", True), "en").source == "second"
+    assert classroom.counts(first.code) == (1, 1) and classroom.counts(second.code) == (1, 1)

@@ -29,13 +29,15 @@ from starlette.routing import Route
 from explorer import Explorer, ExplorerError, ExplorerState
 from explorer.classroom import Classroom, ClassroomError, Teacher, join_link, normal_code, qr_svg
 from explorer.i18n import N_, _, speaking
+from explorer.questions import revealed
 
+from .class_questions import Questions
 from .i18n import T, with_browser_words
 from .panel import PageAccess, Panel, Updates, escaped
 from .runtime import QUICK, uses_gpu
 from .settings import control_values
 
-COUNTS_S = 2.0  # how often the teacher's page redraws its counts
+COUNTS_S = 0.5  # how often the teacher's page redraws its counts and the tally
 
 CLASS_INTRO = N_(
     "**Teach a class**: the students open the link or type the code, and their pages follow yours, each in its own "
@@ -58,7 +60,7 @@ const listen = (seat) => {
     state.stream = new EventSource(`class/events?${query}`);
     state.stream.addEventListener("version", (event) => {
         const now = seatOf();
-        if (now.following && JSON.parse(event.data).version !== now.version) follow();
+        if (JSON.parse(event.data).version !== now.version) follow();  // the server knows whether it follows
     });
     state.stream.addEventListener("ended", () => { state.stream.close(); follow(); });
 };
@@ -193,14 +195,16 @@ class ClassPanel(Panel):
         super().__init__(page)
         self.classroom: Classroom = page.classroom
         self.opened_with = opened_with  # what the page's address holds (`ui.share.SharePanel.address`)
-        with gr.Row(elem_id="class-bar"):
-            self.banner = gr.HTML("", elem_id="class-banner")
-            self.leave = gr.Button(
-                T("Explore on my own"), elem_id="class-leave", size="sm", scale=0, min_width=160, visible=False
-            )
-            self.back = gr.Button(
-                T("Back to the teacher"), elem_id="class-back", size="sm", scale=0, min_width=160, visible=False
-            )
+        with gr.Column(elem_id="class-area"):  # shown in the presentation layout too
+            with gr.Row(elem_id="class-bar"):
+                self.banner = gr.HTML("", elem_id="class-banner")
+                self.leave = gr.Button(
+                    T("Explore on my own"), elem_id="class-leave", size="sm", scale=0, min_width=160, visible=False
+                )
+                self.back = gr.Button(
+                    T("Back to the teacher"), elem_id="class-back", size="sm", scale=0, min_width=160, visible=False
+                )
+            self.questions = Questions(self.classroom)
         with gr.Accordion(T("Teach or join a class"), open=False, elem_id="class-box"):
             gr.Markdown(T(CLASS_INTRO))
             with gr.Row(elem_id="class-buttons"):
@@ -229,7 +233,8 @@ class ClassPanel(Panel):
         self.reopen_button = gr.Button(visible="hidden", elem_id="class-reopen-button")
         self.timer = gr.Timer(COUNTS_S, active=False)
         self.mine = [self.banner, self.leave, self.back, self.teach, self.code, self.join, self.copy, self.end]
-        self.mine += [self.seat, self.stream, self.timer]
+        self.mine += [self.seat, self.stream, self.timer, *self.questions.teacher_outputs]
+        self.mine += self.questions.student_outputs
 
     # What the page shows
 
@@ -274,6 +279,9 @@ class ClassPanel(Panel):
             self.copy: gr.update(visible=teacher),
             self.end: gr.update(visible=bool(seat), value=_("End the class") if teacher else _("Leave the class")),
             self.timer: gr.update(active=teacher),
+            self.questions.ask_row: gr.update(visible=teacher),
+            **({} if teacher else {self.questions.tally: ""}),
+            **({} if student else {self.questions.box: gr.update(visible=False)}),
         }
 
     def failed(self, error: ExplorerError) -> Updates:
@@ -319,9 +327,43 @@ class ClassPanel(Panel):
     def counted(self, seat_value: str, request: gr.Request) -> Updates:
         """The teacher's counts, redrawn every `COUNTS_S`."""
         seat = read_seat(seat_value)
-        if seat.get("role") != "teacher":
+        row = self.classroom.store.find(seat.get("code", "")) if seat.get("role") == "teacher" else None
+        if row is None:
             return {self.timer: gr.update(active=False)}
-        return {self.banner: self.banner_html(seat, request)}
+        return {self.banner: self.banner_html(seat, request)} | self.questions.teacher_view(row)
+
+    def ask_handler(self, explorer: Explorer | None, seat_value: str, kind: str, request: gr.Request) -> Updates:
+        """Ask the class: a question about the teacher's step."""
+        seat = read_seat(seat_value)
+        with speaking(explorer.state.language if isinstance(explorer, Explorer) else "en"):
+            try:
+                row = self.classroom.teacher(seat.get("code"), seat.get("secret"), address_of(request))
+                if not isinstance(explorer, Explorer):
+                    raise ExplorerError(_("type a sentence to translate"))
+                return self.questions.asked(explorer, row.code, kind) | {self.page.status: ""}
+            except ExplorerError as error:
+                return self.failed(error)
+
+    def reveal_handler(self, explorer: Explorer | None, seat_value: str, request: gr.Request) -> Updates:
+        """Reveal: the answer on the projector, and the view that proves it on the teacher's page (so on the
+        class's)."""
+        seat = read_seat(seat_value)
+        with speaking(explorer.state.language if isinstance(explorer, Explorer) else "en"):
+            try:
+                row = self.classroom.teacher(seat.get("code"), seat.get("secret"), address_of(request))
+                question = self.questions.revealing(row)
+                shown = self.showing(explorer, revealed(explorer.state, question)) if explorer else {}
+                return shown | self.questions.teacher_view(self.classroom.store.find(row.code))
+            except ExplorerError as error:
+                return self.failed(error)
+
+    def answer_handler(self, explorer: Explorer | None, seat_value: str, choice: str) -> Updates:
+        seat = read_seat(seat_value)
+        with speaking(explorer.state.language if isinstance(explorer, Explorer) else "en"):
+            if seat.get("role") != "student":
+                return {self.page.status: _("There is no question to answer.")}
+            row = self.classroom.news(seat["code"], seat["student"], seat.get("following", False))
+            return {self.page.status: self.questions.answered(row, seat["student"], choice)}
 
     # The students
 
@@ -344,14 +386,15 @@ class ClassPanel(Panel):
         row = self.classroom.news(seat["code"], seat["student"], seat.get("following", False))
         if row is None:
             return self.shown({}) | {page.status: _("The class has ended. You are exploring on your own.")}
-        if not seat.get("following") or row.version == seat.get("version"):
-            return self.shown(seat)
-        own = explorer.state if isinstance(explorer, Explorer) else ExplorerState()
-        view = self.classroom.view(row, own)
+        asked = self.questions.student_view(row, seat["student"])  # following or not, a question reaches them
+        if row.version == seat.get("version"):
+            return self.shown(seat) | asked
         seat = {**seat, "version": row.version}
+        own = explorer.state if isinstance(explorer, Explorer) else ExplorerState()
+        view = self.classroom.view(row, own) if seat.get("following") else None
         if view is None:
-            return self.shown(seat)
-        return self.showing(explorer, view) | self.shown(seat)
+            return self.shown(seat) | asked
+        return self.showing(explorer, view) | self.shown(seat) | asked
 
     def showing(self, explorer: Explorer | None, view: ExplorerState) -> Updates:
         """The page showing `view` (the class's), as opening its share link would."""
@@ -407,7 +450,8 @@ class ClassPanel(Panel):
         self.teach.click(self.started, [page.explorer], mine, **hidden, **QUICK)
         reclaimed = uses_gpu(self.reclaimed)
         self.reopen_button.click(reclaimed, [page.explorer, self.reopen_box], self.view_outputs, **hidden, **QUICK)
-        self.timer.tick(self.counted, [self.seat], [self.banner, self.timer], **hidden, **QUICK)
+        ticked = [self.banner, self.timer, self.questions.tally, self.questions.reveal]
+        self.timer.tick(self.counted, [self.seat], ticked, **hidden, **QUICK)
         follow = uses_gpu(self.follow_handler)
         self.follow.click(follow, [page.explorer, self.seat], self.view_outputs, **hidden, **QUICK)
         joined = uses_gpu(self.joined)
@@ -418,6 +462,15 @@ class ClassPanel(Panel):
             button.click(handler, [page.explorer, self.seat], self.view_outputs, **hidden, **QUICK)
         self.end.click(self.left, [page.explorer, self.seat], mine, **hidden, **QUICK)
         self.copy.click(None, None, None, js=copy_teacher_js(), **hidden)
+        questions = self.questions
+        asked = uses_gpu(self.ask_handler)
+        ask_outputs = [questions.tally, questions.reveal, page.status]
+        questions.ask.click(asked, [page.explorer, self.seat, questions.kind], ask_outputs, **hidden, **QUICK)
+        revealed = uses_gpu(self.reveal_handler)
+        questions.reveal.click(revealed, [page.explorer, self.seat], self.view_outputs, **hidden, **QUICK)
+        questions.choice.input(
+            self.answer_handler, [page.explorer, self.seat, questions.choice], [page.status], **hidden, **QUICK
+        )
 
     def on_opened(self, event: Any) -> None:
         page = self.page
