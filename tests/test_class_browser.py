@@ -1,8 +1,9 @@
 """A class in headless Chromium (issue 38): one teacher's page and three students' pages on the real app.
 
 The students: one in Chinese at 1400×1000, one the size of a phone that joins by the link, and one that types the
-code. They follow the teacher's steps and tabs, one breaks away and snaps back, and the server restarts
-mid-lesson: every page comes back in the class, where the lesson stood.
+code. They follow the teacher's steps and tabs, one breaks away and snaps back, a question of each kind is asked,
+answered and revealed, and the server restarts mid-lesson: every page comes back in the class, where the lesson
+stood.
 """
 
 from __future__ import annotations
@@ -114,6 +115,26 @@ def test_a_class_follows_the_teacher_breaks_away_snaps_back_and_survives_a_resta
     teacher.wait_for_function("() => document.querySelector('.class-counts').innerText.endsWith('2 following')")
     typed.click("#class-back")
     follows(typed, teacher)
+
+    for index, kind in enumerate(("next", "look", "silence", "layer")):  # a question of each kind, then the reveal
+        teacher.locator("#class-kind input").click()
+        teacher.locator("ul[role=listbox] li").nth(index).click()
+        teacher.click("#class-ask-button")
+        teacher.wait_for_function("() => document.querySelector('.class-total')?.innerText.startsWith('0 ')")
+        for student, choice in ((chinese, 0), (phone, 1)):
+            student.wait_for_selector("#class-choice label")
+            student.locator("#class-choice label").nth(choice).click()
+        assert "提问" not in phone.locator("#class-prompt").inner_text()  # the phone reads English …
+        assert any("\u4e00" <= ch <= "\u9fff" for ch in chinese.locator("#class-prompt").inner_text())  # … and zh
+        teacher.wait_for_function("() => document.querySelector('.class-total').innerText.startsWith('2 ')")
+        teacher.click("#class-reveal")
+        teacher.wait_for_selector(".class-why")
+        for student in (chinese, phone):
+            student.wait_for_function("() => document.querySelector('#class-prompt .class-why')")
+        assert teacher.locator(".class-right").count() == 1, kind  # the answer marked on the projector
+    for student in students:
+        follows(student, teacher, open_tab)  # the last reveal's proof: What each layer would say
+    assert open_tab(teacher) == "inside"
 
     for page in (teacher, *students):
         page.evaluate("window.beforeRestart = true")

@@ -59,8 +59,8 @@ const listen = (seat) => {
     const query = new URLSearchParams({ class: seat.code, student: seat.student });
     state.stream = new EventSource(`class/events?${query}`);
     state.stream.addEventListener("version", (event) => {
-        const now = seatOf();
-        if (JSON.parse(event.data).version !== now.version) follow();  // the server knows whether it follows
+        state.latest = JSON.parse(event.data).version;
+        if (state.latest !== seatOf().version) follow();  // the server knows whether the page follows
     });
     state.stream.addEventListener("ended", () => { state.stream.close(); follow(); });
 };
@@ -102,7 +102,11 @@ const teach = (seat) => {
 watch("value", () => {
     const seat = seatOf();
     address(seat);
-    if (seat.role === "student") listen(seat);
+    if (seat.role === "student") {
+        listen(seat);
+        // a version that came while the page was asking for the one before: ask again
+        if (state.latest !== undefined && state.latest !== seat.version) setTimeout(follow, 0);
+    }
     else { state.stream?.close(); state.stream = null; state.code = ""; }
     if (seat.role === "teacher") teach(seat);
     else sessionStorage.removeItem("class-teacher");
@@ -453,7 +457,9 @@ class ClassPanel(Panel):
         ticked = [self.banner, self.timer, self.questions.tally, self.questions.reveal]
         self.timer.tick(self.counted, [self.seat], ticked, **hidden, **QUICK)
         follow = uses_gpu(self.follow_handler)
-        self.follow.click(follow, [page.explorer, self.seat], self.view_outputs, **hidden, **QUICK)
+        self.follow.click(
+            follow, [page.explorer, self.seat], self.view_outputs, trigger_mode="always_last", **hidden, **QUICK
+        )
         joined = uses_gpu(self.joined)
         self.join.click(joined, [page.explorer, self.code], self.view_outputs, **hidden, **QUICK)
         self.code.submit(joined, [page.explorer, self.code], self.view_outputs, **hidden, **QUICK)
