@@ -163,6 +163,7 @@ def test_the_card_puts_the_basics_and_the_weights_before_side_by_side(tmp_path, 
     main([*command, "--write-card"])
     card = (folder / "MODEL_CARD.md").read_text()
     assert f"against the weights they continue, `{SHIPPED}` (before)" in card
+    assert "beam search (width 2; length penalty 1.0 before, 1.0 after)" in card
     assert "| everyday test (3) | 100.0 | 100.0 | +0.00 | 100.0 | 100.0 | +0.00 |" in card
     assert "| basics core judged right by hand | 1/2 | 1/2 | +0 | 1/2 | 1/2 | +0 |" in card
     assert "| greedy | " in card and " | 1/2 |" in card

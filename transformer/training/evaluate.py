@@ -385,7 +385,10 @@ def main(argv: list[str] | None = None) -> None:
     print_results("", results)
     print(json.dumps(results["demos"], ensure_ascii=False, indent=2))
     if args.before:
-        results["before"] = {"name": str(args.before), **measure(args, load_checkpoint(args.before), beam, demos=False)}
+        before = load_checkpoint(args.before)  # measured as it was shipped: with its own length penalty
+        penalty = float(before.generation.get("length_penalty", args.length_penalty))
+        before_beam = BeamSearch(args.beam, penalty) if args.beam else None
+        results["before"] = {"name": str(args.before), **measure(args, before, before_beam, demos=False)}
         print_results("before: ", results["before"])
     if args.lever:
         print("recorded", json.dumps(record_ablation(args.ablations, args.lever, args.checkpoint, args.split, results)))
