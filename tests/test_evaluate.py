@@ -188,14 +188,15 @@ def _table(card: str, heading: str) -> list[list[str]]:
 
 def test_the_card_template_gives_back_the_shipped_en_de_card_from_its_numbers(tmp_path, monkeypatch):
     """The shipped card, rendered again from its measured numbers (read off its tables) and from the settings and
-    logs of the four training stages shipped with it, is the same text, byte for byte."""
+    logs of the five training stages shipped with it, is the same text, byte for byte."""
     from transformer.checkpoint import load_checkpoint
     from transformer.training import evaluate
 
     shipped = SHIPPED.parent / "en-de"
+    monkeypatch.chdir(shipped.parent.parent)  # the card names the basics test set by its path from the root
     card = (shipped / "MODEL_CARD.md").read_text(encoding="utf-8")
     runs = []
-    for stage in ("stage-1-", "stage-2-", "stage-3-", ""):  # the last stage's files carry no prefix
+    for stage in ("stage-1-", "stage-2-", "stage-3-", "stage-4-", ""):  # the last stage's files carry no prefix
         run = tmp_path / f"run-{stage or 'last'}"
         run.mkdir()
         shutil.copy(shipped / f"{stage}settings.json", run / "settings.json")
@@ -206,7 +207,11 @@ def test_the_card_template_gives_back_the_shipped_en_de_card_from_its_numbers(tm
     def test_set(row: list[str], samples: list[dict]) -> dict:
         n, bleu, chrf, exact_match, beam_bleu, beam_chrf = row[1:]
         scores = dict(
-            bleu=bleu, chrf=chrf, exact_match=exact_match.rstrip("%"), beam_bleu=beam_bleu, beam_chrf=beam_chrf
+            bleu=bleu,
+            chrf=float(chrf),
+            exact_match=exact_match.rstrip("%"),
+            beam_bleu=beam_bleu,
+            beam_chrf=float(beam_chrf),
         )
         return {"n": int(n.replace(",", "")), **scores, "samples": samples, "errors": [], "demos": {}}
 
@@ -226,8 +231,9 @@ def test_the_card_template_gives_back_the_shipped_en_de_card_from_its_numbers(tm
     samples = [dict(zip(("source", "reference", "output"), row, strict=True)) for row in sample_rows]
     results = test_set(ding_row, samples[5:]) | {
         "everyday": test_set(everyday_row, samples[:5]),
-        "beam": {"width": 4, "length_penalty": 2.0},
+        "beam": {"width": 4, "length_penalty": 1.0},
         "demos": dict(_table(card, "## Demo translations")),
+        **basics_numbers(card),
     }
     numbers = evaluate.card_numbers(
         load_checkpoint(shipped),
@@ -240,5 +246,40 @@ def test_the_card_template_gives_back_the_shipped_en_de_card_from_its_numbers(tm
         selection=card.split("- The weights shipped: ", 1)[1].split("\n", 1)[0],
         sources=[dict(zip(("source", "pairs", "words"), row, strict=True)) for row in _table(card, "## Data")],
         ablations=[ablation(row) for row in _table(card, "## What each lever did (dev sets)")],
+        basics_set=Path("data/basics/en-de.tsv"),
     )
     assert evaluate.model_card(numbers) == card
+
+
+def basics_numbers(card: str) -> dict:
+    """What the card's "Before and after" and "The basics test set" sections show, read off their tables."""
+    rows = {row[0].split(" (")[0]: row for row in _table(card, "## Before and after")}
+    (everyday,), (held_out,) = ([v for k, v in rows.items() if k.startswith(w)] for w in ("everyday", "Ding"))
+    before_basics, after_basics = {"chrf": {"greedy": {}, "beam": {}}}, {"chrf": {"greedy": {}, "beam": {}}}
+    for subset in ("whole", "core"):
+        row = rows[f"basics, {subset}"]
+        before_basics["chrf"]["greedy"][subset], before_basics["chrf"]["beam"][subset] = float(row[1]), float(row[4])
+    judged = rows["basics core judged right by hand"]
+    before_basics["judged"] = {
+        "greedy": {"right": int(judged[1].split("/")[0])},
+        "beam": {"right": int(judged[4].split("/")[0])},
+    }
+    scores = card.split("\n## The basics test set\n", 1)[1].split("What it still gets wrong", 1)[0]
+    for decoding, whole, core, right in _table(scores, ""):
+        after_basics["chrf"][decoding] = {"whole": float(whole), "core": float(core)}
+        after_basics.setdefault("judged", {})[decoding] = {"right": int(right.split("/")[0])}
+    misses = card.split("What it still gets wrong in the core:\n\n", 1)[1].split("\n\n", 1)[0].splitlines()[2:]
+    after_basics["misses"] = {"greedy": [], "beam": []}
+    for line in misses:
+        source, decoding, output = (cell.strip() for cell in line.strip("|").split("|"))
+        after_basics["misses"][decoding].append({"source": source, "output": output})
+    after_basics["beam_broke"] = []
+    before = {
+        "name": card.split("the weights they continue, `", 1)[1].split("`", 1)[0],
+        "chrf": float(held_out[1]),
+        "beam_chrf": float(held_out[4]),
+        "everyday": {"chrf": float(everyday[1]), "beam_chrf": float(everyday[4])},
+        "beam": {"width": 4, "length_penalty": 2.0},
+        "basics": before_basics,
+    }
+    return {"before": before, "basics": after_basics}
