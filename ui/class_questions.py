@@ -115,8 +115,9 @@ class Questions:
                 said += " " + (_("You were right.") if mine == question.answer else _("Not this time."))
             prompt += f'<p class="class-why"><b>{html.escape(said)}</b> {html.escape(question.explanation())}</p>'
         choices = [(question.label(c), c.key) for c in question.choices]
+        asking = [] if asked.revealed else ["asking"]  # until the reveal, the views that show the answer are covered
         return {
-            self.box: gr.update(visible=True),
+            self.box: gr.update(visible=True, elem_classes=asking),
             self.prompt: prompt,
             self.choice: gr.update(choices=choices, value=mine, interactive=not asked.revealed),
         }
