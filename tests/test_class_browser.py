@@ -77,7 +77,7 @@ def step(page) -> str:
 
 def test_a_class_follows_the_teacher_breaks_away_snaps_back_and_survives_a_restart(class_app, browser):
     teacher = opened(browser, class_app.url, 1024, 768)
-    teacher.click("#class-box button >> nth=0")
+    teacher.click("#class-toggle")
     teacher.click("#class-teach")
     code = teacher.locator(".class-code").inner_text().replace(" ", "")
     assert len(code) == 6
@@ -86,7 +86,7 @@ def test_a_class_follows_the_teacher_breaks_away_snaps_back_and_survives_a_resta
     chinese = opened(browser, f"{class_app.url}?class={code}", 1400, 1000, locale="zh-CN")
     phone = opened(browser, f"{class_app.url}?class={code}", 390, 844)
     typed = opened(browser, class_app.url, 1024, 768)
-    typed.click("#class-box button >> nth=0")
+    typed.click("#class-toggle")
     typed.locator("#class-code input, #class-code textarea").fill(code.lower())
     typed.click("#class-join")
     students = [chinese, phone, typed]

@@ -163,6 +163,14 @@ def copy_teacher_js() -> str:
     return with_browser_words(COPY_TEACHER_JS, COPY_TEACHER_WORDS)
 
 
+# The class box unfolds and folds in the browser: no event, no server.
+TOGGLE_JS = """() => {
+    const box = document.getElementById("class-box");
+    box.classList.toggle("folded");
+    if (!box.classList.contains("folded")) box.querySelector("button, input, textarea")?.focus();
+}"""
+
+
 def seat_json(role: str = "", code: str = "", **fields: Any) -> str:
     """A page's seat as the browser keeps it ("" for none)."""
     return json.dumps({"role": role, "code": code, **fields}) if role else ""
@@ -199,7 +207,8 @@ class ClassPanel(Panel):
         super().__init__(page)
         self.classroom: Classroom = page.classroom
         self.opened_with = opened_with  # what the page's address holds (`ui.share.SharePanel.address`)
-        with gr.Column(elem_id="class-area"):  # shown in the presentation layout too
+        # The class's bar and questions: shown only in a class (then in the presentation layout too)
+        with gr.Column(elem_id="class-area", visible=False) as self.area:
             with gr.Row(elem_id="class-bar"):
                 self.banner = gr.HTML("", elem_id="class-banner")
                 self.leave = gr.Button(
@@ -209,36 +218,44 @@ class ClassPanel(Panel):
                     T("Back to the teacher"), elem_id="class-back", size="sm", scale=0, min_width=160, visible=False
                 )
             self.questions = Questions(self.classroom)
-        with gr.Accordion(T("Teach or join a class"), open=False, elem_id="class-box"):
-            gr.Markdown(T(CLASS_INTRO))
-            with gr.Row(elem_id="class-buttons"):
-                self.teach = gr.Button(T("Teach a class"), elem_id="class-teach", size="sm", scale=0, min_width=150)
-                self.code = gr.Textbox(
-                    show_label=False,
-                    placeholder=T("Class code"),
-                    max_lines=1,
-                    max_length=16,
-                    elem_id="class-code",
-                    scale=0,
-                    min_width=140,
-                    container=False,
-                )
-                self.join = gr.Button(T("Join"), elem_id="class-join", size="sm", scale=0, min_width=90)
-                self.copy = gr.Button(
-                    T("Copy the teacher link"), elem_id="class-copy", size="sm", scale=0, min_width=180, visible=False
-                )
-                self.end = gr.Button(
-                    T("Leave the class"), elem_id="class-end", size="sm", scale=0, min_width=150, visible=False
-                )
         self.seat = gr.Textbox("", visible="hidden", elem_id="class-seat")
         self.stream = gr.HTML("", html_template="", js_on_load=SEAT_JS, visible="hidden", elem_id="class-stream")
         self.follow = gr.Button(visible="hidden", elem_id="class-follow")
         self.reopen_box = gr.Textbox("", visible="hidden", elem_id="class-reopen")
         self.reopen_button = gr.Button(visible="hidden", elem_id="class-reopen-button")
         self.timer = gr.Timer(COUNTS_S, active=False)
-        self.mine = [self.banner, self.leave, self.back, self.teach, self.code, self.join, self.copy, self.end]
-        self.mine += [self.seat, self.stream, self.timer, *self.questions.teacher_outputs]
-        self.mine += self.questions.student_outputs
+
+    def make_box(self, row: gr.Row) -> None:
+        """Teach a class, or join one: a button in `row` (the share link's) that unfolds the box, which is made
+        here, under it. Folded, the box takes no room: the first screen still holds a whole step."""
+        with row:
+            toggle = gr.Button(T("Teach or join a class"), elem_id="class-toggle", size="sm", scale=0, min_width=170)
+        toggle.click(None, None, None, js=TOGGLE_JS, api_visibility="private")
+        with gr.Column(elem_id="class-box", elem_classes="folded"):
+            gr.Markdown(T(CLASS_INTRO), elem_classes="caption")
+            small = {"size": "sm", "scale": 0, "min_width": 100}
+            self.teach = gr.Button(T("Teach a class"), elem_id="class-teach", variant="primary", **small)
+            with gr.Row(elem_id="class-join-row"):
+                self.code = gr.Textbox(
+                    show_label=False,
+                    placeholder=T("Class code"),
+                    max_lines=1,
+                    max_length=16,
+                    elem_id="class-code",
+                    scale=1,
+                    min_width=100,
+                    container=False,
+                )
+                self.join = gr.Button(T("Join"), elem_id="class-join", **small)
+            self.copy = gr.Button(T("Copy the teacher link"), elem_id="class-copy", visible=False, **small)
+            self.end = gr.Button(T("Leave the class"), elem_id="class-end", visible=False, **small)
+
+    @property
+    def mine(self) -> list:
+        """Everything this panel's events may redraw."""
+        mine = [self.area, self.banner, self.leave, self.back, self.teach, self.code, self.join, self.copy, self.end]
+        mine += [self.seat, self.stream, self.timer]
+        return [*mine, *self.questions.teacher_outputs, *self.questions.student_outputs]
 
     # What the page shows
 
@@ -272,6 +289,7 @@ class ClassPanel(Panel):
         teacher = seat.get("role") == "teacher"
         following = student and bool(seat.get("following"))
         return {
+            self.area: gr.update(visible=bool(seat)),
             self.seat: seat_json(**seat) if seat else "",
             self.stream: seat_json(**{k: v for k, v in seat.items() if k != "link"}) if seat else "",
             self.banner: self.banner_html(seat, request),

@@ -44,6 +44,7 @@ class Header(Panel):
                 gr.Markdown(T(INTRODUCTION))
                 self.share = SharePanel(page)  # Copy link, and the link
                 self.classes = ClassPanel(page, self.share.opened_with)  # teach or join a class
+                self.classes.make_box(self.share.row)
             with gr.Column(scale=0, min_width=220, elem_id="page-switches"):
                 self.language = page.setting("language", i18n.switch(DEFAULTS["language"]))
                 switch = gr.Checkbox(
@@ -52,6 +53,7 @@ class Header(Panel):
                     elem_id="presentation",
                     min_width=220,
                 )
+
             self.switch = page.setting("presentation", switch)
         self.controls = [self.language]  # the page's language, as the page was opened (`ShareTab.restore`)
 

@@ -71,7 +71,7 @@ class SharePanel(Panel):
 
     def __init__(self, page: PageAccess):
         super().__init__(page)
-        with gr.Row(elem_id="share"):
+        with gr.Row(elem_id="share") as self.row:  # (the class panel adds its button here: `ui.class_panel`)
             self.copy = gr.Button(T("Copy link"), elem_id="copy-link", size="sm", scale=0, min_width=110)
             self.link = gr.Markdown(elem_id="share-link")  # always current: it is drawn at every action
         self.opened_with = gr.State({})  # the `state` and `lang` of the page's address, the browser's language
