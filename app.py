@@ -27,7 +27,7 @@ import torch
 from explorer import ModelRegistry
 from explorer.classroom import Classroom
 from explorer.training import TrainingPool
-from ui import class_events, class_panel, decoding, fonts, i18n, plot, runtime, web
+from ui import class_events, class_panel, decoding, fonts, handout, i18n, plot, runtime, web
 from ui.page import build_demo
 
 ROOT = Path(__file__).resolve().parent
@@ -87,10 +87,11 @@ LAUNCH_OPTIONS = {
     "state_session_capacity": 1000,
     "max_file_size": runtime.MAX_UPLOAD_BYTES,  # an upload larger than a model file may be is refused at the door
     # a request body over 64 KB refused before it is read whole; security headers on every answer (ui/web.py)
-    # and the routes of a class (ui/class_events.py: a following page's stream; ui/class_panel.py: the teacher's view)
+    # and the routes of a class (ui/class_events.py: a following page's stream; ui/class_panel.py: the teacher's view;
+    # ui/handout.py: a lesson's handout to print)
     "app_kwargs": {
         "middleware": web.middleware(),
-        "routes": [*class_events.routes(HUB), *class_panel.routes(CLASSROOM)],
+        "routes": [*class_events.routes(HUB), *class_panel.routes(CLASSROOM), *handout.routes(REGISTRY)],
     },
     "i18n": i18n.translations(),
     # Step, Back and Run from the keyboard; each figure drawn once

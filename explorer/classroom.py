@@ -200,6 +200,12 @@ class Classroom:
         token = shared(view).to_link()
         return row.version if token == row.view else self.store.show(teacher.code, token, self.clock())
 
+    def lead(self, row: ClassRow, view: ExplorerState, lesson: str, moment: int) -> int:
+        """The teacher moves the class through a lesson, or loads or edits one (`row`: the class, its secret checked
+        by `teacher`): the class shows `view`, at `moment` of `lesson` (its JSON, "" for none), and every page hears
+        of it, even when the view is the one shown already (a moment's note is new). The new version."""
+        return self.store.show(row.code, shared(view).to_link(), self.clock(), moment=moment, lesson=lesson)
+
     def end(self, code: object, secret: object, address: str = "") -> None:
         """The teacher ends the class: its students, questions and answers are forgotten."""
         row = self.teacher(code, secret, address)

@@ -189,6 +189,16 @@ class ExplorerState:
         raw = json.dumps(values, separators=(",", ":"), ensure_ascii=False).encode()
         return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
+    def settings(self) -> dict:
+        """The settings that differ from a new page's, as JSON values: what a lesson file keeps of a view
+        (`explorer.lessons`), readable and editable by hand. `from_settings` reads them back."""
+        values = dataclasses.asdict(self)
+        values["silenced"] = sorted(list(h) for h in self.silenced)
+        values["choices"] = list(self.choices)
+        new = dataclasses.asdict(ExplorerState())
+        new["silenced"], new["choices"] = [], []
+        return {name: value for name, value in values.items() if value != new[name] or name == "model"}
+
     @classmethod
     def from_link(cls, token: str) -> ExplorerState:
         """Parse `to_link`'s token; anything malformed is an ExplorerError, never an exception from deep inside."""
@@ -201,9 +211,16 @@ class ExplorerState:
             raise ExplorerError(_("the link is damaged and cannot be read")) from None
         if not isinstance(values, dict):
             raise ExplorerError(_("the link is not valid"))
+        return cls.from_settings(values)
+
+    @classmethod
+    def from_settings(cls, values: dict) -> ExplorerState:
+        """The state of a link's or a lesson's settings (JSON values, by field name; the others at their defaults).
+        Anything unknown or invalid is an ExplorerError."""
         known = {f.name for f in dataclasses.fields(cls)}
-        if set(values) - known:
+        if not isinstance(values, dict) or set(values) - known:
             raise ExplorerError(_("the link holds unknown settings"))
+        values = dict(values)
         try:
             if "silenced" in values:
                 values["silenced"] = frozenset(tuple(h) for h in values["silenced"])

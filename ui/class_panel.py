@@ -19,6 +19,7 @@ from __future__ import annotations
 import html
 import json
 import secrets
+from collections.abc import Callable
 from typing import Any
 
 import gradio as gr
@@ -27,6 +28,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from explorer import Explorer, ExplorerError, ExplorerState
+from explorer.class_store import ClassRow
 from explorer.classroom import Classroom, ClassroomError, Teacher, join_link, normal_code, qr_svg
 from explorer.i18n import N_, _, speaking
 from explorer.questions import revealed
@@ -171,6 +173,9 @@ TOGGLE_JS = """() => {
 }"""
 
 
+FOLD_JS = "() => { document.getElementById('class-box')?.classList.add('folded'); }"
+
+
 def seat_json(role: str = "", code: str = "", **fields: Any) -> str:
     """A page's seat as the browser keeps it ("" for none)."""
     return json.dumps({"role": role, "code": code, **fields}) if role else ""
@@ -224,6 +229,9 @@ class ClassPanel(Panel):
         self.reopen_box = gr.Textbox("", visible="hidden", elem_id="class-reopen")
         self.reopen_button = gr.Button(visible="hidden", elem_id="class-reopen-button")
         self.timer = gr.Timer(COUNTS_S, active=False)
+        # The lesson's part (`ui.lesson_panel`, made after this panel): the class's moment on its pages
+        self.noted: Callable[[ClassRow | None, dict], Updates] = lambda row, seat: {}
+        self.lesson_outputs: list = []
 
     def make_box(self, row: gr.Row) -> None:
         """Teach a class, or join one: a button in `row` (the share link's) that unfolds the box, which is made
@@ -255,7 +263,7 @@ class ClassPanel(Panel):
         """Everything this panel's events may redraw."""
         mine = [self.area, self.banner, self.leave, self.back, self.teach, self.code, self.join, self.copy, self.end]
         mine += [self.seat, self.stream, self.timer]
-        return [*mine, *self.questions.teacher_outputs, *self.questions.student_outputs]
+        return [*mine, *self.questions.teacher_outputs, *self.questions.student_outputs, *self.lesson_outputs]
 
     # What the page shows
 
@@ -344,7 +352,7 @@ class ClassPanel(Panel):
         own = explorer.state if isinstance(explorer, Explorer) else ExplorerState()
         view = self.classroom.view(row, own)
         shown = self.showing(explorer, view) if view is not None else {}
-        return shown | self.shown(seat, request)
+        return shown | self.shown(seat, request) | self.noted(row, seat)
 
     def counted(self, seat_value: str, request: gr.Request) -> Updates:
         """The teacher's counts, redrawn every `COUNTS_S`."""
@@ -403,28 +411,35 @@ class ClassPanel(Panel):
             return self.followed(explorer, seat) | {self.page.status: said}
 
     def followed(self, explorer: Explorer | None, seat: dict) -> Updates:
-        """A following student's page after the teacher moved: the teacher's view, if it is not shown yet."""
+        """A following student's page after the teacher moved: the teacher's view, if it is not shown yet, and the
+        lesson's note."""
         page = self.page
         row = self.classroom.news(seat["code"], seat["student"], seat.get("following", False))
         if row is None:
-            return self.shown({}) | {page.status: _("The class has ended. You are exploring on your own.")}
+            said = _("The class has ended. You are exploring on your own.")
+            return self.shown({}) | self.noted(None, seat) | {page.status: said}
         asked = self.questions.student_view(row, seat["student"])  # following or not, a question reaches them
         if row.version == seat.get("version"):
             return self.shown(seat) | asked
         seat = {**seat, "version": row.version}
         own = explorer.state if isinstance(explorer, Explorer) else ExplorerState()
         view = self.classroom.view(row, own) if seat.get("following") else None
+        noted = self.noted(row, seat) if seat.get("following") else {}
         if view is None:
-            return self.shown(seat) | asked
-        return self.showing(explorer, view) | self.shown(seat) | asked
+            return self.shown(seat) | asked | noted
+        return self.showing(explorer, view) | self.shown(seat) | asked | noted
 
     def showing(self, explorer: Explorer | None, view: ExplorerState) -> Updates:
         """The page showing `view` (the class's), as opening its share link would."""
+        return self.showing_with(explorer, view)[1]
+
+    def showing_with(self, explorer: Explorer | None, view: ExplorerState) -> tuple[Explorer, Updates]:
+        """`showing`, and the explorer it shows."""
         page = self.page
         state = view.replace(tab=page.tab_holding(view.tab))
         explorer = Explorer.showing(page.registry_of(explorer), state)  # its views from the shared cache
         controls = {page.control(name): value for name, value in control_values(explorer.state).items()}
-        return page.opening(state.tab) | controls | page.refreshed(explorer)
+        return explorer, page.opening(state.tab) | controls | page.refreshed(explorer)
 
     def follow_handler(self, explorer: Explorer | None, seat_value: str) -> Updates:
         seat = read_seat(seat_value)
@@ -457,7 +472,7 @@ class ClassPanel(Panel):
                 except ClassroomError as error:
                     return self.failed(error)
                 return self.shown({}) | {self.page.status: _("The class has ended.")}
-            return self.shown({}) | {self.page.status: _("You left the class.")}
+            return self.shown({}) | self.noted(None, seat) | {self.page.status: _("You left the class.")}
 
     # Wiring
 
@@ -469,7 +484,8 @@ class ClassPanel(Panel):
     def wire(self) -> None:
         page, hidden = self.page, {"api_visibility": "private"}
         mine = [*self.mine, page.status]
-        self.teach.click(self.started, [page.explorer], mine, **hidden, **QUICK)
+        started = self.teach.click(self.started, [page.explorer], mine, **hidden, **QUICK)
+        started.then(None, None, None, js=FOLD_JS, **hidden)  # the class's bar says the rest
         reclaimed = uses_gpu(self.reclaimed)
         self.reopen_button.click(reclaimed, [page.explorer, self.reopen_box], self.view_outputs, **hidden, **QUICK)
         ticked = [self.banner, self.timer, self.questions.tally, self.questions.reveal]

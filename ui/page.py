@@ -399,6 +399,7 @@ def build_page(registry: ModelRegistry, pool: TrainingPool | None = None, classr
                 page.panels += tab(page)
         page.tab_opener = gr.HTML("", html_template="", js_on_load=OPEN_TAB_JS, visible="hidden", elem_id="tab-opener")
         page.panels.append(header.classes)  # teach or join a class (ui/class_panel.py)
+        page.panels.append(header.lessons)  # a lesson (ui/lesson_panel.py)
         page.panels.append(header.share)  # last, as when it was a tab: it opens a shared link once the rest is wired
         for panel in page.panels:
             panel.wire()

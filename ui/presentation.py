@@ -14,6 +14,7 @@ from explorer.i18n import N_
 from . import i18n
 from .class_panel import ClassPanel
 from .i18n import T
+from .lesson_panel import LessonPanel
 from .panel import Frame, PageAccess, Panel, Updates
 from .settings import DEFAULTS
 from .share import SharePanel
@@ -45,6 +46,8 @@ class Header(Panel):
                 self.share = SharePanel(page)  # Copy link, and the link
                 self.classes = ClassPanel(page, self.share.opened_with)  # teach or join a class
                 self.classes.make_box(self.share.row)
+                self.lessons = LessonPanel(page, self.classes)  # a lesson's moments, Previous and Next
+                self.lessons.make_box(self.share.row)
             with gr.Column(scale=0, min_width=220, elem_id="page-switches"):
                 self.language = page.setting("language", i18n.switch(DEFAULTS["language"]))
                 switch = gr.Checkbox(
