@@ -136,6 +136,21 @@ def test_a_class_follows_the_teacher_breaks_away_snaps_back_and_survives_a_resta
         follows(student, teacher, open_tab)  # the last reveal's proof: What each layer would say
     assert open_tab(teacher) == "inside"
 
+    # The built-in lesson: Next moves the whole class, and each page shows the moment's note, in its language
+    teacher.click("#lesson-toggle")
+    teacher.click("#lesson-guide")
+    teacher.wait_for_selector("#lesson-where .lesson-where")
+    teacher.click("#lesson-next")
+    teacher.wait_for_function("() => document.querySelector('#lesson-where').innerText.includes('2 of 16')")
+    for student in students:
+        student.wait_for_function("() => /2 of 16|第 2 个时刻/.test(document.querySelector('#lesson-where').innerText)")
+        assert "Step: one next-token choice" in student.locator("#lesson-note").inner_text()
+        assert not student.locator("#lesson-next").is_visible()  # only the teacher moves the lesson
+    assert "第 2 个时刻，共 16 个" in chinese.locator("#lesson-where").inner_text()
+    phone.wait_for_selector("#class-choice label")  # the moment's question is asked of the class
+    teacher.click("#class-reveal")
+    teacher.wait_for_selector(".class-why")
+
     for page in (teacher, *students):
         page.evaluate("window.beforeRestart = true")
     class_app.stop()
@@ -144,9 +159,36 @@ def test_a_class_follows_the_teacher_breaks_away_snaps_back_and_survives_a_resta
     # page reloads at its next event, or goes on as it is, its class's stream reconnected by itself.
     teacher.wait_for_function("() => !window.beforeRestart && document.querySelector('.class-code')")
     teacher.wait_for_function("() => document.querySelector('#output-text textarea').value !== ''")
-    step(teacher)  # the lesson goes on where it stood
+    teacher.wait_for_function("() => document.querySelector('#lesson-where').innerText.includes('2 of 16')")
+    teacher.click("#lesson-next")  # the lesson goes on where it stood
     for student in students:
+        student.wait_for_function("() => /3 of 16|第 3 个时刻/.test(document.querySelector('#lesson-where').innerText)")
         follows(student, teacher)
     teacher.screenshot(path=str(ARTIFACTS / "class-teacher-1024.png"))
     phone.screenshot(path=str(ARTIFACTS / "class-student-phone.png"))
     chinese.screenshot(path=str(ARTIFACTS / "class-student-zh.png"))
+
+
+def test_the_lessons_handout_prints_a_section_per_moment_and_the_answers_on_a_page_of_their_own(class_app, browser):
+    from pypdf import PdfReader
+
+    page = opened(browser, class_app.url, 1400, 1000)
+    page.click("#lesson-toggle")
+    page.click("#lesson-guide")
+    page.wait_for_selector("#lesson-where .lesson-where")
+    with page.context.expect_page() as opening:
+        page.click("#lesson-handout")
+    handout = opening.value
+    handout.wait_for_selector("body[data-ready='1']", timeout=60_000)
+    drawn = "els => els.filter(e => e.src.startsWith('data:image/svg') && e.naturalWidth > 0).length"
+    assert handout.eval_on_selector_all("img.figure", drawn) == 16  # every moment's figure, as an image
+    path = ARTIFACTS / "lesson-handout.pdf"
+    handout.pdf(path=str(path), format="A4")
+    pages = [p.extract_text() for p in PdfReader(path).pages]
+    assert 4 <= len(pages) <= 24
+    assert pages[0].startswith("One sentence through the Transformer")
+    assert all(f"Moment {n}" in "".join(pages[:-1]) for n in range(1, 17))
+    answers = pages[-1]
+    assert answers.startswith("Answers") and "Moment 2:" in answers and "Moment 4:" in answers
+    assert "Moment 1\n" not in answers and "Sentence:" not in answers  # the answers' page holds only the answers
+    assert "Answers" not in "".join(pages[:-1])  # … and the questions' pages none of them

@@ -149,7 +149,6 @@ class LessonPanel(Panel):
                 self.next = gr.Button(T("Next"), elem_id="lesson-next", variant="primary", **small)
             self.note = gr.HTML("", elem_id="lesson-note")
         classes.noted = self.class_note  # a class's moment, on its pages (`ClassPanel.followed`)
-        classes.lesson_outputs = self.mine
 
     def make_box(self, row: gr.Row) -> None:
         """The Lesson button in `row` (the share link's), and the box it unfolds, made here."""
@@ -183,6 +182,7 @@ class LessonPanel(Panel):
                 self.up = gr.Button(T("Move up"), elem_id="lesson-up", **small)
                 self.down = gr.Button(T("Move down"), elem_id="lesson-down", **small)
                 self.delete = gr.Button(T("Delete"), elem_id="lesson-delete", variant="stop", **small)
+        self.classes.lesson_outputs = [*self.mine, *self.editor]  # what `class_note` draws
 
     @property
     def mine(self) -> list:
