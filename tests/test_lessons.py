@@ -165,3 +165,68 @@ def test_the_built_in_lesson_opens_every_moment_and_asks_its_questions(registry,
                 question = ask(explorer, moment.question)
                 assert question.answer in {c.key for c in question.choices}
     assert len(lesson.to_json().encode()) < MAX_BYTES / 4
+
+
+# The page's lesson, without a browser: who may move the class, and the handout's route
+
+
+@pytest.fixture(scope="module")
+def lesson_page(registry):
+    from ui.page import build_page
+
+    return build_page(registry)
+
+
+def test_next_moves_the_class_only_for_its_teacher_and_a_student_gets_the_note(lesson_page, registry):
+    from types import SimpleNamespace
+
+    from ui.class_panel import ClassPanel, read_seat, seat_json
+    from ui.lesson_panel import LessonPanel, data_of
+
+    classes = next(p for p in lesson_page.panels if isinstance(p, ClassPanel))
+    lessons = next(p for p in lesson_page.panels if isinstance(p, LessonPanel))
+    request = SimpleNamespace(client=SimpleNamespace(host="10.9.8.7"), headers={}, session_hash="s")
+    teacher = Explorer(registry, ExplorerState(model="en-de", source="Hello!"))
+    seat = classes.started(teacher, request)[classes.seat]
+    code = read_seat(seat)["code"]
+    lesson = built_in("en")
+    opened = lessons.handled(lessons.opened_guide)(teacher, "", seat, request)
+    assert classes.classroom.store.find(code).moment == 0
+    moved = lessons.handled(lessons.went(1))(teacher, opened[lessons.data], seat, request)
+    row = classes.classroom.store.find(code)
+    assert row.moment == 1 and row.question  # the class is at moment 2, and its question is asked
+    assert "2 of 16" in moved[lessons.where]
+
+    student = classes.joined(None, code)
+    assert "Step: one next-token choice" in student[lessons.note]
+    assert student[lessons.next]["visible"] is False
+
+    student_seat = student[classes.seat]
+    forged = seat_json("teacher", code, secret="guessed")
+    for who in (student_seat, forged):
+        said = lessons.handled(lessons.went(1))(teacher, data_of(lesson, 1), who, request)
+        assert lessons.data not in said or classes.classroom.store.find(code).moment == 1
+        assert classes.classroom.store.find(code).moment == 1  # neither moved the class
+
+
+def test_the_handout_route_refuses_what_is_not_a_lesson(lesson_page, registry):
+    from starlette.applications import Starlette
+    from starlette.testclient import TestClient
+
+    from ui import handout
+
+    client = TestClient(Starlette(routes=handout.routes(registry)))
+    lesson = Lesson(title="<b>x</b>", moments=[Moment(view={"model": "numbers-de", "source": "two"}, note="<script>")])
+    answer = client.post("/lesson/handout", files={"lesson": (None, lesson.compact()), "language": (None, "zh")})
+    assert answer.status_code == 200 and "&lt;b&gt;x&lt;/b&gt;" in answer.text
+    assert "<p>&lt;script&gt;</p>" in answer.text and answer.text.count("<script") == 3  # plotly, figures, its own
+    assert "第 1 个时刻" in answer.text and 'id="figure-0"' in answer.text
+    bad = client.post("/lesson/handout", files={"lesson": (None, "{nope"), "language": (None, "en")})
+    assert bad.status_code == 400 and "its JSON breaks at line 1" in bad.text
+    assert client.post("/lesson/handout", content=b"x" * 100).status_code == 400
+    handout.BUSY.acquire()
+    try:
+        busy = client.post("/lesson/handout", files={"lesson": (None, lesson.compact())})
+        assert busy.status_code == 429
+    finally:
+        handout.BUSY.release()
