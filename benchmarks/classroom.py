@@ -6,6 +6,7 @@
     python -m benchmarks.classroom --trainers 3             # … while 3 more students train in the Train tab
     python -m benchmarks.classroom --url http://127.0.0.1:8080/ --pid 123 --pid 124   # servers already running
     python -m benchmarks.classroom --abuser                 # … while one client floods the public API
+    python -m benchmarks.classroom --class-mode             # a teacher leads 60 students for 10 minutes
 
 The app runs in its own process (`python app.py`, as a teacher starts it), or already runs at `--url` (several
 processes behind a load balancer, say; `--pid` names them, for their CPU and memory). Each student speaks the
@@ -662,9 +663,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--trainers", type=int, default=0, help="students training in the Train tab meanwhile")
     parser.add_argument("--abuser", action="store_true", help="one more client floods the public API meanwhile")
     parser.add_argument("--quick", action="store_true", help="6 students for 20 s, 60 actions alone")
+    parser.add_argument("--class-mode", action="store_true", help="a teacher leads, the students follow and answer")
     parser.add_argument("--url", help="a server already running (then --pid names its processes)")
     parser.add_argument("--pid", type=int, action="append", default=[], help="a server process, for CPU and memory")
     args = parser.parse_args(argv)
+    if args.class_mode:
+        print(json.dumps(lead(args), indent=2, ensure_ascii=False))
+        return
     if args.quick:
         args.students, args.seconds, args.calibrate = 6, 20, 60
     url = args.url if args.url is None or args.url.endswith("/") else args.url + "/"
@@ -679,6 +684,27 @@ def main(argv: list[str] | None = None) -> None:
         abuser=args.abuser,
     )
     print(json.dumps(result, indent=2, ensure_ascii=False))
+
+
+def lead(args: argparse.Namespace) -> dict[str, Any]:
+    """The class mode (`benchmarks.class_mode`): 60 students for 10 minutes unless told otherwise; `--quick`: 6 for
+    40 s, a question every 15 s."""
+    from benchmarks import class_mode
+
+    quick = args.quick
+    students = 6 if quick else (args.students if args.students != 30 else 60)
+    seconds = 40 if quick else (args.seconds if args.seconds != 120 else 600)
+    url = args.url if args.url is None or args.url.endswith("/") else args.url + "/"
+    return class_mode.run(
+        url,
+        args.pid,
+        students=students,
+        seconds=seconds,
+        think_s=3.0 if quick else 8.0,
+        lead_s=3.0 if quick else 6.0,
+        ask_s=15.0 if quick else 60.0,
+        reveal_s=8.0 if quick else 25.0,
+    )
 
 
 if __name__ == "__main__":

@@ -35,3 +35,16 @@ def test_the_student_sends_every_control_of_the_page_in_its_order():
         1,
         "decoder.self_attention",
     ]
+
+
+@pytest.mark.slow
+def test_the_class_mode_follows_the_teacher_and_counts_every_answer():
+    """One teacher and 4 students for 30 s: every view the teacher sends reaches every student, each shows the
+    teacher's output at its version, and every answer reaches the projector's tally (else an error)."""
+    from benchmarks import class_mode
+
+    report = class_mode.run(students=4, seconds=30, think_s=2.0, lead_s=2.0, ask_s=12.0, reveal_s=6.0)
+    assert report["errors"] == 0, report["first_errors"]
+    assert report["views_sent"] >= 5 and report["questions"] >= 2
+    assert report["follow_latency"]["n"] >= 4 * 3 and report["answer_to_tally"]["n"] >= 4
+    assert report["server_cpu_ms_per_follow"] > 0 and report["server_cpu_ms_per_answer"] >= 0

@@ -190,7 +190,7 @@ def test_next_moves_the_class_only_for_its_teacher_and_a_student_gets_the_note(l
     seat = classes.started(teacher, request)[classes.seat]
     code = read_seat(seat)["code"]
     lesson = built_in("en")
-    opened = lessons.handled(lessons.opened_guide)(teacher, "", seat, request)
+    opened = lessons.handled(lessons.from_guide)(teacher, "", seat, request)
     assert classes.classroom.store.find(code).moment == 0
     moved = lessons.handled(lessons.went(1))(teacher, opened[lessons.data], seat, request)
     row = classes.classroom.store.find(code)

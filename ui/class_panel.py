@@ -19,6 +19,7 @@ from __future__ import annotations
 import html
 import json
 import secrets
+import zlib
 from collections.abc import Callable
 from typing import Any
 
@@ -291,8 +292,12 @@ class ClassPanel(Panel):
         )
         return f'<div class="class-student" role="status">{html.escape(said.format(code=seat["code"]))}</div>'
 
-    def shown(self, seat: dict, request: gr.Request | None = None) -> Updates:
-        """Everything of this panel for `seat` (none: out of any class)."""
+    def shown(self, seat: dict, request: gr.Request | None = None, drawn: bool = False) -> Updates:
+        """Everything of this panel for `seat` (none: out of any class); `drawn`: the page shows this seat already,
+        and only the seat itself changed (its version)."""
+        if drawn and seat:
+            kept = seat_json(**{k: v for k, v in seat.items() if k != "link"})
+            return {self.seat: seat_json(**seat), self.stream: kept}
         student = seat.get("role") == "student"
         teacher = seat.get("role") == "teacher"
         following = student and bool(seat.get("following"))
@@ -410,44 +415,70 @@ class ClassPanel(Panel):
             said = _("You joined class {code}. Your page follows the teacher.").format(code=row.code)
             return self.followed(explorer, seat) | {self.page.status: said}
 
-    def followed(self, explorer: Explorer | None, seat: dict) -> Updates:
-        """A following student's page after the teacher moved: the teacher's view, if it is not shown yet, and the
-        lesson's note."""
+    def followed(self, explorer: Explorer | None, seat: dict, drawn: bool = False) -> Updates:
+        """A following student's page after the teacher moved: the teacher's view, if it is not shown yet, the
+        class's question and the lesson's note. `drawn`: the page shows `seat` already (its own Follow), so what it
+        shows of the class is drawn again only where it changed (the seat marks what was drawn: `asked`, `noted`)."""
         page = self.page
         row = self.classroom.news(seat["code"], seat["student"], seat.get("following", False))
         if row is None:
             said = _("The class has ended. You are exploring on your own.")
             return self.shown({}) | self.noted(None, seat) | {page.status: said}
-        asked = self.questions.student_view(row, seat["student"])  # following or not, a question reaches them
+        question = self.classroom.store.question(row.code, row.question) if row.question else None
+        marks = {
+            "asked": f"{row.question}{'r' if question is not None and question.revealed else ''}",
+            "noted": f"{zlib.crc32(row.lesson.encode())}:{row.moment}" if row.lesson else "",
+        }
+        asked = {}  # following or not, a question reaches them
+        if not drawn or seat.get("asked") != marks["asked"]:
+            asked = self.questions.student_view(row, seat["student"])
         if row.version == seat.get("version"):
-            return self.shown(seat) | asked
-        seat = {**seat, "version": row.version}
+            return self.shown({**seat, "asked": marks["asked"]}, drawn=drawn) | asked
+        following = bool(seat.get("following"))
+        noted = {}
+        if following and (not drawn or seat.get("noted") != marks["noted"]):
+            noted = self.noted(row, seat)
+        seat = {**seat, "version": row.version, "asked": marks["asked"]}
+        seat |= {"noted": marks["noted"]} if following else {}
         own = explorer.state if isinstance(explorer, Explorer) else ExplorerState()
-        view = self.classroom.view(row, own) if seat.get("following") else None
-        noted = self.noted(row, seat) if seat.get("following") else {}
+        view = self.classroom.view(row, own) if following else None
         if view is None:
-            return self.shown(seat) | asked | noted
-        return self.showing(explorer, view) | self.shown(seat) | asked | noted
+            return self.shown(seat, drawn=drawn) | asked | noted
+        return self.showing(explorer, view) | self.shown(seat, drawn=drawn) | asked | noted
 
     def showing(self, explorer: Explorer | None, view: ExplorerState) -> Updates:
         """The page showing `view` (the class's), as opening its share link would."""
         return self.showing_with(explorer, view)[1]
 
     def showing_with(self, explorer: Explorer | None, view: ExplorerState) -> tuple[Explorer, Updates]:
-        """`showing`, and the explorer it shows."""
+        """`showing`, and the explorer it shows. A page that shows the same sentence with the same settings already
+        (a follower after the teacher's Step, or a change of view) gets what a move redraws, and the controls that
+        change: a whole redraw costs the server three times as much, most of it gradio's (an update of a component's
+        settings builds the component anew)."""
         page = self.page
         state = view.replace(tab=page.tab_holding(view.tab))
+        before = explorer.state if isinstance(explorer, Explorer) else None
         explorer = Explorer.showing(page.registry_of(explorer), state)  # its views from the shared cache
-        controls = {page.control(name): value for name, value in control_values(explorer.state).items()}
-        return explorer, page.opening(state.tab) | controls | page.refreshed(explorer)
+        controls = control_values(explorer.state)
+        if before is None or before.replace(choices=()).computed() != state.replace(choices=()).computed():
+            controls = {page.control(name): value for name, value in controls.items()}
+            return explorer, page.opening(state.tab) | controls | page.refreshed(explorer)
+        shown = control_values(before)
+        changed = {page.control(name): value for name, value in controls.items() if shown[name] != value}
+        opening = page.opening(state.tab) if before.tab != state.tab else {}
+        return explorer, opening | changed | page.refreshed(explorer, light=True)
 
     def follow_handler(self, explorer: Explorer | None, seat_value: str) -> Updates:
+        """The page's hidden Follow, clicked by its script when the class's version changed."""
+        return self.follow_seat(explorer, seat_value, drawn=True)
+
+    def follow_seat(self, explorer: Explorer | None, seat_value: str, drawn: bool) -> Updates:
         seat = read_seat(seat_value)
         if seat.get("role") != "student":
             return {self.seat: gr.skip()}
         with speaking(explorer.state.language if isinstance(explorer, Explorer) else "en"):
             try:
-                return self.followed(explorer, seat)
+                return self.followed(explorer, seat, drawn=drawn)
             except ExplorerError as error:
                 return self.failed(error)
 
@@ -458,7 +489,7 @@ class ClassPanel(Panel):
             seat = read_seat(seat_value)
             if seat.get("role") != "student":
                 return {self.seat: gr.skip()}
-            return self.follow_handler(explorer, seat_json(**{**seat, "following": following, "version": -1}))
+            return self.follow_seat(explorer, seat_json(**{**seat, "following": following, "version": -1}), drawn=False)
 
         return handler
 

@@ -296,7 +296,7 @@ class LessonPanel(Panel):
         handler.__name__ = handler.__qualname__ = f"lesson_{act.__name__}"
         return handler
 
-    def opened_guide(self, explorer, lesson, at, seat, request) -> Updates:
+    def from_guide(self, explorer, lesson, at, seat, request) -> Updates:
         language = explorer.state.language if isinstance(explorer, Explorer) else "en"
         return self.going(explorer, built_in(language), 0, seat, request)
 
@@ -390,7 +390,7 @@ class LessonPanel(Panel):
         moving = list(dict.fromkeys([*self.classes.view_outputs, *editing, *self.classes.questions.teacher_outputs]))
         events = {}
         for button, act in (
-            (self.guide, self.opened_guide),
+            (self.guide, self.from_guide),
             (self.previous, self.went(-1)),
             (self.next, self.went(1)),
         ):
