@@ -144,12 +144,17 @@ class Teacher(Page):
             (answer, move), self.steps = (await self.call("reset-btn", "click"), "reset"), 0
         await self.show(answer, move)
 
-    async def ask(self, kind: str) -> None:
+    async def ask(self, kind: str) -> bool:
+        """Ask the class; False when the translation has ended (there is no next step to ask about)."""
         self.values["class-kind"] = self.kind = kind
         answer = await self.call("class-ask-button", "click")
         if "class-total" not in str(answer.get("class-tally")):
-            raise RuntimeError(f"the question was not asked: {str(answer.get('status'))[:120]}")
+            said = str(answer.get("status"))
+            if "finished" in said:
+                return False
+            raise RuntimeError(f"the question was not asked: {said[:120]}")
         self.question += 1
+        return True
 
     async def reveal(self) -> None:
         await self.show(await self.call("class-reveal", "click"), f"reveal {self.kind}")
@@ -174,7 +179,10 @@ class Teacher(Page):
                     await self.reveal()
                     revealing = None
                 elif revealing is None and time.monotonic() >= next_ask:
-                    await self.ask(KINDS[asked % len(KINDS)])
+                    if not await self.ask(KINDS[asked % len(KINDS)]):
+                        (answer, self.steps) = (await self.call("reset-btn", "click"), 0)  # the sentence ended
+                        await self.show(answer, "reset")
+                        continue
                     asked, revealing, next_ask = asked + 1, time.monotonic() + reveal_s, time.monotonic() + ask_s
                 elif revealing is None:
                     await self.lead(rng)
