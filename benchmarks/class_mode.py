@@ -109,7 +109,7 @@ class Teacher(Page):
         super().__init__(*args)
         self.code, self.secret = "", ""
         self.question, self.kind = 0, ""  # the question now asked (0: none yet), and its kind
-        self.steps, self.tab = 0, "attention"
+        self.steps, self.tab, self.output = 0, "attention", ""
 
     async def start(self) -> None:
         await self.open()
@@ -119,6 +119,8 @@ class Teacher(Page):
 
     async def show(self, answer: dict, move: str) -> None:
         """Send the view of `answer` to the class, as the page's script does after every action."""
+        if isinstance(answer.get("output-text"), str):
+            self.output = answer["output-text"]  # (opening a view does not redraw the output: it stays)
         found = STATE.search(answer.get("share-link") or "")
         if not found:
             return
@@ -129,7 +131,7 @@ class Teacher(Page):
         reply.raise_for_status()
         version = reply.json()["version"]
         if version not in self.record.shown:
-            self.record.shown[version] = (sent, answer.get("output-text") or "")
+            self.record.shown[version] = (sent, self.output)
             self.record.moves[version] = move
 
     async def lead(self, rng: random.Random) -> None:
@@ -380,7 +382,7 @@ async def lead_a_class(
         record.follows.clear()
         record.requests = 0
         memory = [(0.0, resident_mb(pids))]
-        cpu_before, started = cpu_seconds(pids), time.monotonic()
+        cpu_before, client_before, started = cpu_seconds(pids), time.process_time(), time.monotonic()
         deadline = started + seconds
         tasks = [asyncio.create_task(s.attend(deadline, think_s)) for s in class_]
         tasks.append(asyncio.create_task(teacher.attend(deadline, lead_s, ask_s, reveal_s, tick)))
@@ -392,7 +394,7 @@ async def lead_a_class(
                 record.error("a page was still waiting long after the end")
                 break
         elapsed = time.monotonic() - started
-        server_cpu = cpu_seconds(pids) - cpu_before
+        server_cpu, client_cpu = cpu_seconds(pids) - cpu_before, time.process_time() - client_before
     wrong_views(record)
     follows, tallies = latencies(record, students, started, deadline)
     every = [latency for values in follows.values() for latency in values]
@@ -412,6 +414,9 @@ async def lead_a_class(
         "server_cpu_ms_per_follow": cpu_apart["follow"],
         "server_cpu_ms_per_answer": cpu_apart["answer"],
         "server_cpu_share": round(server_cpu / elapsed, 3),  # of one core, the whole class
+        # The simulated pages' own CPU (this process: reading every answer), on the same cores as the server's
+        "students_cpu_ms_per_follow": round(1000 * client_cpu / max(len(record.follows), 1), 1),
+        "students_cpu_share": round(client_cpu / elapsed, 3),
         "memory_mb": memory,
     }
 
