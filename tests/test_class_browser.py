@@ -176,6 +176,7 @@ def test_the_lessons_handout_prints_a_section_per_moment_and_the_answers_on_a_pa
     page.click("#lesson-toggle")
     page.click("#lesson-guide")
     page.wait_for_selector("#lesson-where .lesson-where")
+    page.click("#lesson-toggle")  # the box folded as the lesson opened
     with page.context.expect_page() as opening:
         page.click("#lesson-handout")
     handout = opening.value
