@@ -101,9 +101,10 @@ def zh_en():
         # from the everyday test set: never trained on
         ("你能借我一支笔吗？", "Can you lend me a pen?"),
         ("如果你累了，就早点睡吧。", "If you're tired, go to bed early."),
-        ("这张全家福是去年拍的。", "A family photo was taken last year."),  # 这张 ("this") read as "a" since stage 4
+        ("这张全家福是去年拍的。", "This family photo was taken last year."),
         # the first things a class types (issue 37; the basics test set, never trained on)
         ("你好！", "Hi!"),  # was "You're good!"
+        ("谢谢！", "Thank you!"),  # was "Thanks for you!" until stage 5
         ("我是学生。", "I'm a student."),  # was "I'm students."
         ("现在几点？", "What time is it now?"),
         ("很高兴认识你。", "Nice to meet you."),
@@ -111,6 +112,7 @@ def zh_en():
 )
 def test_zh_en_golden(zh_en, source, greedy):
     assert translate(zh_en, source) == greedy
+    assert zh_en.generation["length_penalty"] == 1.5  # at 2.0, beam search turned 你能帮我吗？ into "…help me fix it?"
     beam = BeamSearch(4, zh_en.generation["length_penalty"])
     assert translate(zh_en, source, beam)  # beam search writes English too (its choice is measured, not pinned)
 
