@@ -27,7 +27,7 @@ import torch
 from explorer import ModelRegistry
 from explorer.classroom import Classroom
 from explorer.training import TrainingPool
-from ui import class_events, class_panel, decoding, fonts, handout, i18n, plot, runtime, web
+from ui import class_events, class_follow, class_panel, decoding, fonts, handout, i18n, plot, runtime, web
 from ui.page import build_demo
 
 ROOT = Path(__file__).resolve().parent
@@ -64,6 +64,9 @@ if runtime.APART:
 # every app process of one machine shares; one stream per following page, woken by one poller per process.
 CLASSROOM = Classroom.at()
 HUB = class_events.Hub(CLASSROOM)
+# The Train tab's runs: EXPLORER_TRAIN_SLOTS worker processes (1 by default), each a fresh interpreter.
+POOL = TrainingPool()
+demo = build_demo(REGISTRY, POOL, CLASSROOM)
 # Gradio 6: theme and css go to launch(). Each open session keeps its explorer (about 1 MB with a built-in model);
 # the least recently used sessions beyond 1,000 are forgotten (Gradio's default keeps 10,000).
 # The text in Noto Sans, served from assets/fonts (ui/fonts.py), not Montserrat; plotly.js (ui/plot.py).
@@ -88,19 +91,22 @@ LAUNCH_OPTIONS = {
     "max_file_size": runtime.MAX_UPLOAD_BYTES,  # an upload larger than a model file may be is refused at the door
     # a request body over 64 KB refused before it is read whole; security headers on every answer (ui/web.py)
     # and the routes of a class (ui/class_events.py: a following page's stream; ui/class_panel.py: the teacher's view;
+    # ui/class_follow.py: the teacher's view for a following page;
     # ui/handout.py: a lesson's handout to print)
     "app_kwargs": {
         "middleware": web.middleware(),
-        "routes": [*class_events.routes(HUB), *class_panel.routes(CLASSROOM), *handout.routes(REGISTRY)],
+        "routes": [
+            *class_events.routes(HUB),
+            *class_panel.routes(CLASSROOM),
+            *class_follow.routes(demo.follows),
+            *handout.routes(REGISTRY),
+        ],
     },
     "i18n": i18n.translations(),
     # Step, Back and Run from the keyboard; each figure drawn once
     "head": decoding.SHORTCUTS_JS,
 }
 
-# The Train tab's runs: EXPLORER_TRAIN_SLOTS worker processes (1 by default), each a fresh interpreter.
-POOL = TrainingPool()
-demo = build_demo(REGISTRY, POOL, CLASSROOM)
 
 if __name__ == "__main__":
     POOL.warm()  # a worker takes about 3 s to start: not on the first Train

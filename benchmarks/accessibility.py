@@ -39,28 +39,32 @@ class Finding:
 
 def audit(page, language: str, width: str) -> list[Finding]:
     """Every view of `page` (open, after a Step), audited: each tab is opened by its place in the bar."""
-    from axe_playwright_python.sync_playwright import Axe
-
-    axe, found = Axe(), []
+    found = []
     for index, view in enumerate(TABS):
         page.locator("#views [role=tab]").nth(index).click()
         page.wait_for_timeout(1_200)  # drawn as it opens
-        results = axe.run(page, options={"resultTypes": ["violations"]})
-        for violation in results.response["violations"]:
-            tags = set(violation["tags"])
-            found.append(
-                Finding(
-                    language,
-                    width,
-                    view,
-                    violation["id"],
-                    violation["impact"] or "minor",
-                    violation["help"],
-                    len(violation["nodes"]),
-                    bool(tags & set(WCAG_TAGS)),
-                )
-            )
+        found += audit_as_shown(page, language, width, view)
     return found
+
+
+def audit_as_shown(page, language: str, width: str, view: str) -> list[Finding]:
+    """`page` as it is now, audited once (`view` names what it shows)."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    results = Axe().run(page, options={"resultTypes": ["violations"]})
+    return [
+        Finding(
+            language,
+            width,
+            view,
+            violation["id"],
+            violation["impact"] or "minor",
+            violation["help"],
+            len(violation["nodes"]),
+            bool(set(violation["tags"]) & set(WCAG_TAGS)),
+        )
+        for violation in results.response["violations"]
+    ]
 
 
 def blocking(findings: list[Finding]) -> list[Finding]:

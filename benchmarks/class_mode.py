@@ -53,6 +53,11 @@ def is_update(value: object) -> bool:
     return isinstance(value, dict) and value.get("__type__") == "update"
 
 
+def value_of(output: object) -> object:
+    """An output's value as the page shows it after an answer (None: left as it was)."""
+    return output.get("value") if is_update(output) else output
+
+
 @dataclass
 class Record:
     """What the class saw, with times from `time.monotonic()`."""
@@ -77,6 +82,7 @@ class Page:
         self.session = uuid.uuid4().hex
         self.headers: dict[str, str] = {}
         self.values: dict[str, Any] = {"source-text": SOURCE}
+        self.shown = ""  # the state of the view the page shows (its share link's)
         # One event at a time: a browser's page reads every answer from one event stream of its session, and two
         # streams of one session take each other's messages.
         self.lock = asyncio.Lock()
@@ -98,10 +104,17 @@ class Page:
         async with self.lock:
             outputs = await answer_of(self.http, self.url, self.session, dependency, data, self.headers)
         answer = {events.elem_id(i): value for i, value in zip(dependency["outputs"], outputs, strict=True)}
-        seat = answer.get("class-seat")
+        self.took(answer)
+        return answer
+
+    def took(self, answer: dict) -> None:
+        """What the page keeps of an answer: its seat, and the state its share link holds (what it shows)."""
+        seat = value_of(answer.get("class-seat"))
         if isinstance(seat, str) and seat.startswith("{"):
             self.values["class-seat"] = seat
-        return answer
+        found = STATE.search(str(value_of(answer.get("share-link")) or ""))
+        if found:
+            self.shown = found.group(1)
 
 
 class Teacher(Page):
@@ -240,13 +253,37 @@ class Student(Page):
         except (httpx.ReadTimeout, httpx.RemoteProtocolError):
             return
 
+    async def fetched(self, shown: str | None = None) -> dict | None:
+        """What the class's new version changes on the page, as its script fetches it (`ui.class_follow`) and
+        applies it (with no page event), by elem_id; None when the answer sends the page to its Follow event.
+        `shown`: as if the page showed that state."""
+        seat = self.seat()
+        if not (shown or self.shown):
+            return None
+        query = {"class": seat["code"], "student": seat["student"], "shown": shown or self.shown,
+                 "following": int(bool(seat.get("following"))), "asked": seat.get("asked", ""),
+                 "noted": seat.get("noted", "")}  # fmt: skip
+        self.record.requests += 1
+        reply = await self.http.get(f"{self.url}class/view", params=query, headers=self.headers)
+        reply.raise_for_status()
+        answer = reply.json()
+        if answer.get("follow"):
+            return None
+        outputs = dict(zip(self.events.apply_outputs, answer["outputs"], strict=True))
+        marks = {mark: answer[mark] for mark in ("version", "asked", "noted")}
+        outputs["class-seat"] = json.dumps({**seat, **marks})
+        self.took(outputs)
+        return outputs
+
     async def follow(self, think_s: float) -> None:
-        """The page's Follow: the teacher's view, if newer; a question answered after a think time."""
-        answer = await self.call("class-follow", "click")
-        version = self.seat().get("version", 0)
-        output = answer.get("output-text")
+        """The page's script: what the teacher's move changed, fetched, else the page's Follow event; a question
+        answered after a think time."""
+        answer = await self.fetched()
+        if answer is None:
+            answer = await self.call("class-follow", "click")
+        output = value_of(answer.get("output-text"))
         if isinstance(output, str):
-            self.record.follows.append((self.index, version, time.monotonic(), output))
+            self.record.follows.append((self.index, self.seat().get("version", 0), time.monotonic(), output))
         box, choice = answer.get("class-question"), answer.get("class-choice")
         open_question = is_update(box) and box.get("visible") and is_update(choice) and choice.get("interactive")
         if open_question and choice.get("choices") and self.answered != self.teacher.question:
@@ -287,14 +324,27 @@ class Student(Page):
 
 
 async def apart(teacher: Teacher, student: Student, pids: list[int]) -> dict[str, float]:
-    """The server's CPU for one follow that shows a new view, and for one answer, nobody else acting."""
-    measured: dict[str, list[float]] = {"follow": [], "answer": []}
+    """The server's CPU, nobody else acting: for the first follower of a teacher's move (who has the view drawn), for
+    each other follower of it (the view already drawn), for a Follow event (a question, a lesson's moment, a page
+    not following), and for one answer."""
+    measured: dict[str, list[float]] = {"first_follow": [], "follow": [], "follow_event": [], "answer": []}
+    rng = random.Random(1)
     for _ in range(CALIBRATE):
-        seat = student.seat()
-        student.values["class-seat"] = json.dumps({**seat, "version": -1})  # a view it does not show yet
+        await teacher.lead(rng)
+        shown = student.shown
+        before = cpu_seconds(pids)
+        if await student.fetched() is None:
+            raise RuntimeError("a following page was sent to its Follow event for a move of the teacher's")
+        measured["first_follow"].append(cpu_seconds(pids) - before)
+        for _ in range(4):  # the class's other pages, which showed what this one showed
+            before = cpu_seconds(pids)
+            await student.fetched(shown)
+            measured["follow"].append(cpu_seconds(pids) - before)
+    for _ in range(CALIBRATE):
+        student.values["class-seat"] = json.dumps({**student.seat(), "version": -1})  # a view it does not show yet
         before = cpu_seconds(pids)
         await student.call("class-follow", "click")
-        measured["follow"].append(cpu_seconds(pids) - before)
+        measured["follow_event"].append(cpu_seconds(pids) - before)
     await teacher.ask("next")
     student.values["class-seat"] = json.dumps({**student.seat(), "version": -1})
     question = (await student.call("class-follow", "click")).get("class-choice") or {}
@@ -411,7 +461,9 @@ async def lead_a_class(
         "follow_latency": stats(every),
         "follow_latency_by_move": {move: stats(values) for move, values in sorted(follows.items())},
         "answer_to_tally": stats(tallies),
-        "server_cpu_ms_per_follow": cpu_apart["follow"],
+        "server_cpu_ms_per_follow": cpu_apart["follow"],  # each follower but the first of a move
+        "server_cpu_ms_first_follow": cpu_apart["first_follow"],  # the first, who has the view drawn
+        "server_cpu_ms_per_follow_event": cpu_apart["follow_event"],  # a Follow event (a question, a moment)
         "server_cpu_ms_per_answer": cpu_apart["answer"],
         "server_cpu_share": round(server_cpu / elapsed, 3),  # of one core, the whole class
         # The simulated pages' own CPU (this process: reading every answer), on the same cores as the server's

@@ -173,9 +173,13 @@ class PageEvents:
     def __init__(self, config: dict):
         self.components = {c["id"]: c for c in config["components"]}
         self.by_trigger: dict[tuple[str, str], dict] = {}
+        self.apply_outputs: list[str] = []  # a class's view fetched by a following page (`ui.class_follow`)
         for dependency in config["dependencies"]:
-            if not dependency.get("backend_fn"):
-                continue  # a script of the browser's own
+            if not dependency.get("backend_fn"):  # a script of the browser's own
+                if any(self.components.get(target, {}).get("props", {}).get("elem_id") == "class-apply"
+                       for target, _ in dependency["targets"]):  # fmt: skip
+                    self.apply_outputs = [self.elem_id(i) for i in dependency["outputs"]]
+                continue
             for target, trigger in dependency["targets"]:
                 if target not in self.components:
                     continue  # the page's load event

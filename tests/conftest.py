@@ -270,6 +270,21 @@ def registry():
     return ModelRegistry(CHECKPOINTS)
 
 
+@pytest.fixture(scope="module")
+def browser():
+    """One Debian Chromium for a module of browser tests (which skip themselves without it); every test opens its
+    own pages in it. Screenshots and logs go to `test-artifacts/`."""
+    from playwright import sync_api
+
+    from benchmarks.real_app import CHROMIUM, CHROMIUM_ARGS
+
+    (ROOT / "test-artifacts").mkdir(exist_ok=True)
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
 @functools.cache
 def registry_on(device: str):
     """The shipped models on `device`, one registry per device for the whole session (its models are only read)."""

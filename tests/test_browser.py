@@ -15,7 +15,6 @@ import pytest
 
 from benchmarks.real_app import (
     CHROMIUM,
-    CHROMIUM_ARGS,
     SECTIONS,
     TABS,
     VIEWS,
@@ -58,16 +57,6 @@ def real_app():
 @pytest.fixture(scope="module")
 def app_url(real_app):
     return real_app.url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    """One Chromium for the module; every test opens its own pages in it."""
-    ARTIFACTS.mkdir(exist_ok=True)
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 # What the page's Content-Security-Policy (ui/web.py) blocked, recorded in the page (`window.refused`).

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.real_app import CHROMIUM, CHROMIUM_ARGS, App
+from benchmarks import accessibility
+from benchmarks.real_app import CHROMIUM, App
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
@@ -32,15 +33,6 @@ def class_app():
     app.start()
     yield app
     app.close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    ARTIFACTS.mkdir(exist_ok=True)
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 def opened(browser, url: str, width: int, height: int, locale: str = "en-US"):
@@ -104,11 +96,15 @@ def test_a_class_follows_the_teacher_breaks_away_snaps_back_and_survives_a_resta
     teacher.click("#views [role=tab][data-tab-id=inside]")
     for student in students:
         follows(student, teacher, open_tab)
+        # the views came without a page event: fetched, then given to the Apply button (`ui.class_follow`)
+        assert student.evaluate("() => window.explorerClassView === null")
 
     typed.click("#class-leave")
     typed.wait_for_selector("#class-back")
     assert "exploring on your own" in typed.locator(".class-student").inner_text()
-    own = output(typed)
+    assert output(typed) == output(teacher)
+    own = step(typed)  # its own explorer goes on from the class's view, which its session caught up with
+    assert own.startswith(output(teacher)) and own != output(teacher)
     step(teacher)
     follows(phone, teacher)
     assert output(typed) == own  # broken away: the teacher's step does not reach it
@@ -169,6 +165,26 @@ def test_a_class_follows_the_teacher_breaks_away_snaps_back_and_survives_a_resta
     chinese.screenshot(path=str(ARTIFACTS / "class-student-zh.png"))
 
 
+@pytest.mark.parametrize(("language", "width"), [("en", "desktop"), ("zh", "phone")])
+def test_the_class_and_lesson_boxes_and_the_lesson_bar_pass_the_accessibility_audit(
+    class_app, browser, language, width
+):
+    """axe-core (as `benchmarks.accessibility`) over the page with a lesson open, its box and the class's box
+    unfolded: no critical or serious violation of WCAG 2.2 A/AA. In English at 1400 px and in Chinese on a phone."""
+    size = accessibility.WIDTHS[width]
+    page = opened(browser, f"{class_app.url}?lang={language}", *size)
+    page.click("#lesson-toggle")
+    page.click("#lesson-guide")
+    page.wait_for_selector("#lesson-where .lesson-where")
+    page.wait_for_selector("#lesson-box.folded", state="attached")  # it folded as the lesson opened
+    page.click("#lesson-toggle")
+    page.click("#class-toggle")
+    page.wait_for_timeout(500)
+    page.screenshot(path=str(ARTIFACTS / f"lesson-box-{language}-{width}.png"), full_page=True)
+    findings = accessibility.audit_as_shown(page, language, width, "lesson and class boxes")
+    assert accessibility.blocking(findings) == [], findings
+
+
 def test_the_lessons_handout_prints_a_section_per_moment_and_the_answers_on_a_page_of_their_own(class_app, browser):
     from pypdf import PdfReader
 
@@ -181,6 +197,7 @@ def test_the_lessons_handout_prints_a_section_per_moment_and_the_answers_on_a_pa
         page.click("#lesson-handout")
     handout = opening.value
     handout.wait_for_selector("body[data-ready='1']", timeout=60_000)
+    assert accessibility.blocking(accessibility.audit_as_shown(handout, "en", "desktop", "handout")) == []
     drawn = "els => els.filter(e => e.src.startsWith('data:image/svg') && e.naturalWidth > 0).length"
     assert handout.eval_on_selector_all("img.figure", drawn) == 16  # every moment's figure, as an image
     path = ARTIFACTS / "lesson-handout.pdf"

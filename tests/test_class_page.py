@@ -1,15 +1,20 @@
-"""A class's handlers on the page (issue 38), without a browser: who may drive it, what a follower gets, and one
-answer per student."""
+"""A class's handlers on the page (issue 38), without a browser: who may drive it, what a follower gets (by its
+Follow event, and fetched without one), and one answer per student."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from types import SimpleNamespace
 
 import pytest
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
 
 from explorer import Explorer, ExplorerState
+from ui.class_follow import FOLLOW, routes
 from ui.class_panel import ClassPanel, read_seat, seat_json
+from ui.gradio_patch import LeanSessionState
 from ui.page import build_page
 
 STATE = ExplorerState(model="numbers-de", source="three hundred and forty-two", choices=(None,))
@@ -102,3 +107,133 @@ def test_one_answer_per_student_changeable_until_the_reveal(panel, registry, tea
     assert "class-right" in updates[panel.questions.tally]
     assert panel.answer_handler(None, student_seat, keys[0])[panel.page.status] == "This question is closed."
     assert panel.classroom.store.tally(code, row.question) == {keys[1]: 1}
+
+
+# A page takes what the teacher's move changes on it without a page event (`ui.class_follow`): drawn once for all the
+# pages alike, the same outputs the page's Follow would draw, and the page's session brought up to it before its next
+# event.
+
+
+def session(name: str) -> SimpleNamespace:
+    return SimpleNamespace(session_hash=name, client=REQUEST.client, headers=REQUEST.headers)
+
+
+def a_class(panel, registry, students: int = 2, languages=("en", "en")):
+    """A teacher's class at STATE after one Step, and `students` pages that joined it (in `languages`): the
+    teacher's explorer, seat, and the students' (explorer, seat) before the Step."""
+    teacher = Explorer(registry, STATE)
+    seat = panel.started(teacher, REQUEST)[panel.seat]
+    code = read_seat(seat)["code"]
+    pages = []
+    for i in range(students):
+        mine = Explorer(registry, STATE.replace(language=languages[i]))
+        updates = panel.joined(mine, code, session(f"page-{i}"))
+        pages.append((updates[panel.page.explorer], read_seat(updates[panel.seat])))
+    teacher.step()
+    panel.classroom.publish(_seat_of(seat), teacher.state)  # as the teacher page's /class/show does
+    return teacher, seat, pages
+
+
+def fetched(panel, seat: dict, shown: str) -> bytes:
+    """What `GET /class/view` answers a page with `seat` that shows the state `shown`."""
+    marks = {"following": seat.get("following", False), "asked": seat.get("asked", ""), "noted": seat.get("noted", "")}
+    return asyncio.run(panel.follows.view(seat["code"], seat["student"], marks, shown))
+
+
+def ask(panel, shown, seat):
+    return json.loads(fetched(panel, seat, shown))
+
+
+def by_id(panel, answer: dict) -> dict:
+    return {block.elem_id: value for block, value in zip(panel.follows.apply.outputs, answer["outputs"], strict=True)}
+
+
+def value_of(output):
+    return output.get("value") if isinstance(output, dict) and output.get("__type__") == "update" else output
+
+
+def test_a_follower_gets_the_teachers_new_view_as_its_follow_would_draw_it(panel, registry):
+    teacher, _seat, [(student, seat), _] = a_class(panel, registry)
+    answer = ask(panel, student.state.to_link(), seat)
+    row = panel.classroom.store.find(seat["code"])
+    assert answer["version"] == row.version
+    outputs = by_id(panel, answer)
+    assert value_of(outputs["output-text"]) == teacher.snapshot().output_text
+    assert "state=" in value_of(outputs["share-link"])
+    shown = ExplorerState.from_link(value_of(outputs["share-link"]).split("state=")[1].split(")")[0].split('"')[0])
+    assert shown.choices == teacher.state.choices
+    # the seat's places are the page's to fill (its own student and version)
+    assert [panel.follows.apply.outputs[i] for i in answer["seat"]] == [panel.seat, panel.stream]
+    # the page's Follow draws the same text
+    follow = panel.follow_handler(student, json.dumps(seat), session("page-0"))
+    assert follow[panel.page.explorer].snapshot().output_text == teacher.snapshot().output_text
+
+
+def test_the_view_is_drawn_once_for_every_page_that_shows_the_same(panel, registry, monkeypatch):
+    _teacher, _seat, [(first, one), (second, two)] = a_class(panel, registry)
+    drawn = []
+    showing_from = panel.showing_from
+    monkeypatch.setattr(panel, "showing_from", lambda *args: drawn.append(args) or showing_from(*args))
+    bodies = [fetched(panel, one, first.state.to_link()), fetched(panel, two, second.state.to_link())]
+    assert len(drawn) == 1 and bodies[0] is bodies[1]  # the second page's answer is the first's bytes
+    # a page in Chinese is drawn for apart, in its language
+    chinese = first.state.replace(language="zh").to_link()
+    body = fetched(panel, one, chinese)
+    assert len(drawn) == 2 and body != bodies[0] and drawn[1][1].language == "zh"
+
+
+def test_a_question_reaches_each_page_with_its_own_answer_and_what_cannot_be_served_goes_to_the_follow_event(
+    panel, registry
+):
+    teacher, seat, [(student, mine), (_, other)] = a_class(panel, registry)
+    shown = student.state.to_link()
+    panel.ask_handler(teacher, seat, "next", REQUEST)  # a question: every page gets it with the view
+    answer = by_id(panel, ask(panel, shown, mine))
+    row = panel.classroom.store.find(mine["code"])
+    assert answer["class-question"]["visible"] is True and answer["class-choice"]["interactive"] is True
+    assert ask(panel, shown, mine)["asked"] == panel.marks(row)[0] == str(row.question)
+    key = answer["class-choice"]["choices"][0][1]
+    panel.answer_handler(student, json.dumps(mine), key)
+    panel.reveal_handler(teacher, seat, REQUEST)
+    revealed = [by_id(panel, ask(panel, shown, s)) for s in (mine, other)]
+    assert revealed[0]["class-choice"]["value"] == key and revealed[1]["class-choice"]["value"] is None
+    assert revealed[0]["class-prompt"] != revealed[1]["class-prompt"]  # "You were right." or "Not this time."
+    # a page that has more drawn than its move needs (other states than the one it shows): its Follow event
+    chinese = [student.state.replace(language="zh", presentation=p).to_link() for p in (False, True)]
+    assert [fetched(panel, other, shown) != FOLLOW for shown in (shown, *chinese)] == [True, True, True]
+    assert fetched(panel, other, student.state.replace(source="Hello.").to_link()) == FOLLOW
+    assert fetched(panel, other, shown) != FOLLOW  # (what is drawn already costs nothing)
+    # a page this process has not seen (after a restart), a broken state, a class that ended: the Follow event
+    assert fetched(panel, {**mine, "student": "a stranger"}, shown) == FOLLOW
+    assert fetched(panel, mine, "%%%") == FOLLOW
+    panel.left(teacher, seat)
+    assert fetched(panel, mine, shown) == FOLLOW
+
+
+def test_the_pages_session_catches_up_before_its_next_event(panel, registry):
+    teacher, seat, [(student, mine), _] = a_class(panel, registry)
+    panel.ask_handler(teacher, seat, "next", REQUEST)
+    follows, page = panel.follows, panel.page
+    fetched(panel, mine, student.state.to_link())
+    assert "page-0" in follows.behind
+    state = LeanSessionState(page.demo)
+    state[page.explorer._id] = student  # the session still holds the view before the Step
+    asyncio.run(follows.catch_up(follows.apply, state, "page-0"))  # (the Apply event itself never reaches it)
+    assert state[page.explorer._id] is student
+    asyncio.run(follows.catch_up(follows.follow, state, "page-0"))
+    caught = state[page.explorer._id]
+    assert caught is not student and caught.state.choices == teacher.state.choices
+    assert caught.snapshot().output_text == teacher.snapshot().output_text and "page-0" not in follows.behind
+    # and the session's components hold what the page shows: the question's choices, which an answer is checked
+    # against (the page's own component has none)
+    choice = panel.questions.choice
+    assert len(state[choice._id].choices) == 5 and not choice.choices
+    assert page.demo.before_event == follows.catch_up
+
+
+def test_the_route_answers_follow_for_anything_it_cannot_serve(panel):
+    client = TestClient(Starlette(routes=routes(panel.follows)))
+    for query in ("", "?class=!!!", "?class=ABCDEF&student=nobody&shown=x"):
+        reply = client.get(f"/class/view{query}")
+        assert reply.status_code == 200 and reply.json() == {"follow": True}
+        assert reply.headers["cache-control"] == "no-store"

@@ -118,3 +118,19 @@ def test_idle_sessions_are_forgotten_and_unread_answers_dropped():
         del demo._queue
     assert set(holder.session_data) == {"active", "quiet"}
     assert set(unread) == {"active"}
+
+
+def test_a_skipped_output_is_what_gradio_itself_sends_for_it_worked_out_once_per_kind():
+    for block in (gr.HTML("x"), gr.Textbox("y"), gr.Button("z")):
+        sent = gradio.blocks.postprocess_update_dict(block, {"__type__": "update"})
+        assert gradio_patch.skipped_update(block) == sent
+        gradio_patch.skipped_update(block)["mutated"] = True  # each answer gets its own copy
+        assert gradio_patch.skipped_update(block) == sent
+
+
+def test_process_api_takes_its_arguments_by_keyword_where_the_patch_reads_them():
+    """`Blocks.process_api` reads the session from gradio's call by keyword (`before_event`)."""
+    from gradio import route_utils
+
+    source = inspect.getsource(route_utils.call_process_api)
+    assert "state=session_state" in source and "session_hash=session_hash" in source and "block_fn=fn" in source

@@ -191,7 +191,8 @@ def test_next_moves_the_class_only_for_its_teacher_and_a_student_gets_the_note(l
     code = read_seat(seat)["code"]
     lesson = built_in("en")
     opened = lessons.handled(lessons.from_guide)(teacher, "", seat, request)
-    assert classes.classroom.store.find(code).moment == 0
+    before = classes.classroom.store.find(code)
+    assert before.moment == 0 and before.lesson and lesson.title in before.lesson  # the class holds the lesson now
     moved = lessons.handled(lessons.went(1))(teacher, opened[lessons.data], seat, request)
     row = classes.classroom.store.find(code)
     assert row.moment == 1 and row.question  # the class is at moment 2, and its question is asked

@@ -33,7 +33,10 @@ from explorer.class_store import ClassRow
 from explorer.classroom import Classroom, ClassroomError, Teacher, join_link, normal_code, qr_svg
 from explorer.i18n import N_, _, speaking
 from explorer.questions import revealed
+from explorer.registry import ModelRegistry
 
+from . import scripts
+from .class_follow import APPLY_JS, Follows
 from .class_questions import Questions
 from .i18n import T, with_browser_words
 from .panel import PageAccess, Panel, Updates, escaped
@@ -52,9 +55,38 @@ CLASS_INTRO = N_(
 # teacher's page sends the share link's state to /class/show whenever the link changes, and keeps the secret in the
 # tab's sessionStorage instead of the address bar (a projector shows the address bar). `__WORDS__`: none yet.
 SEAT_JS = """
-const state = { stream: null, code: "", observer: null, sent: "", teaching: "" };
+const state = { stream: null, code: "", observer: null, sent: "", teaching: "", asking: false };
 const seatOf = () => { try { return JSON.parse(props.value || "{}"); } catch (error) { return {}; } };
 const follow = () => document.getElementById("class-follow")?.click();
+// The page asks for what the class's new version changes on it (`ui.class_follow`): drawn once for every page that
+// shows what this one shows, and given to the hidden Apply button's browser-only event; else its Follow event.
+const fetched = async (seat) => {
+    const shown = token();
+    if (!shown) return false;
+    const query = new URLSearchParams({ class: seat.code, student: seat.student, following: seat.following ? 1 : 0,
+                                        asked: seat.asked || "", noted: seat.noted || "", shown });
+    try {
+        const reply = await fetch(`class/view?${query}`, { cache: "no-store" });
+        const answer = reply.ok ? await reply.json() : { follow: true };
+        const now = seatOf();
+        const same = now.code === seat.code && now.student === seat.student && !now.following === !seat.following;
+        if (answer.follow || !same) return false;
+        const outputs = answer.outputs.slice();
+        const next = JSON.stringify({ ...now, version: answer.version, asked: answer.asked, noted: answer.noted });
+        for (const i of answer.seat) outputs[i] = next;
+        window.explorerClassView = outputs;
+        document.getElementById("class-apply")?.click();
+        return true;
+    } catch (error) { return false; }
+};
+const catchUp = async () => {
+    const seat = seatOf();
+    if (state.asking || seat.role !== "student" || state.latest === undefined || state.latest === seat.version) return;
+    state.asking = true;
+    const done = await fetched(seat);
+    state.asking = false;
+    if (!done) follow();  // the server knows whether the page follows, and what else changed
+};
 const listen = (seat) => {
     if (state.stream && state.code === seat.code + seat.student) return;
     state.stream?.close();
@@ -63,7 +95,7 @@ const listen = (seat) => {
     state.stream = new EventSource(`class/events?${query}`);
     state.stream.addEventListener("version", (event) => {
         state.latest = JSON.parse(event.data).version;
-        if (state.latest !== seatOf().version) follow();  // the server knows whether the page follows
+        catchUp();
     });
     state.stream.addEventListener("ended", () => { state.stream.close(); follow(); });
 };
@@ -108,7 +140,7 @@ watch("value", () => {
     if (seat.role === "student") {
         listen(seat);
         // a version that came while the page was asking for the one before: ask again
-        if (state.latest !== undefined && state.latest !== seat.version) setTimeout(follow, 0);
+        if (state.latest !== undefined && state.latest !== seat.version) setTimeout(catchUp, 0);
     }
     else { state.stream?.close(); state.stream = null; state.code = ""; }
     if (seat.role === "teacher") teach(seat);
@@ -133,27 +165,12 @@ if (kept && asked.get("class") === kept.code && !asked.get("teacher")) {
 """
 
 
-# The teacher's link, on the clipboard (as `ui.share.COPY_JS` copies a view's link), from the tab's sessionStorage.
-COPY_TEACHER_JS = """() => {
-    const words = __WORDS__;
-    const button = document.querySelector("#class-copy");
-    const kept = JSON.parse(sessionStorage.getItem("class-teacher") || "null");
-    const say = (text) => { button.innerText = text; setTimeout(() => { button.innerText = words.copy; }, 2000); };
-    if (!kept) return say(words.none);
-    const link = new URL(location.pathname, location.href);
-    link.search = new URLSearchParams({ class: kept.code, teacher: kept.secret }).toString();
-    const byHand = () => {
-        const box = document.createElement("textarea");
-        box.value = link.href; box.style.position = "fixed"; box.style.opacity = "0";
-        document.body.appendChild(box); box.select();
-        let copied = false;
-        try { copied = document.execCommand("copy"); } catch (error) { copied = false; }
-        box.remove();
-        say(copied ? words.copied : words.by_hand);
-    };
-    if (!navigator.clipboard || !window.isSecureContext) return byHand();
-    navigator.clipboard.writeText(link.href).then(() => say(words.copied), byHand);
-}"""
+# The teacher's link, on the clipboard (as Copy link copies a view's link), from the tab's sessionStorage.
+TEACHER_ADDRESS = """const kept = JSON.parse(sessionStorage.getItem("class-teacher") || "null");
+        if (!kept) return null;
+        const link = new URL(location.pathname, location.href);
+        link.search = new URLSearchParams({ class: kept.code, teacher: kept.secret }).toString();
+        return link.href;"""
 COPY_TEACHER_WORDS = {
     "copy": N_("Copy the teacher link"),
     "copied": N_("Teacher link copied: keep it to yourself"),
@@ -163,20 +180,10 @@ COPY_TEACHER_WORDS = {
 
 
 def copy_teacher_js() -> str:
-    return with_browser_words(COPY_TEACHER_JS, COPY_TEACHER_WORDS)
+    return with_browser_words(scripts.copy_js("class-copy", TEACHER_ADDRESS), COPY_TEACHER_WORDS)
 
 
 # The class box unfolds and folds in the browser: no event, no server.
-TOGGLE_JS = """() => {
-    const box = document.getElementById("class-box");
-    box.classList.toggle("folded");
-    if (!box.classList.contains("folded")) box.querySelector("button, input, textarea")?.focus();
-}"""
-
-
-FOLD_JS = "() => { document.getElementById('class-box')?.classList.add('folded'); }"
-
-
 def seat_json(role: str = "", code: str = "", **fields: Any) -> str:
     """A page's seat as the browser keeps it ("" for none)."""
     return json.dumps({"role": role, "code": code, **fields}) if role else ""
@@ -227,6 +234,8 @@ class ClassPanel(Panel):
         self.seat = gr.Textbox("", visible="hidden", elem_id="class-seat")
         self.stream = gr.HTML("", html_template="", js_on_load=SEAT_JS, visible="hidden", elem_id="class-stream")
         self.follow = gr.Button(visible="hidden", elem_id="class-follow")
+        self.apply = gr.Button(visible="hidden", elem_id="class-apply")  # a view fetched by the page (`class_follow`)
+        self.follows: Follows | None = None
         self.reopen_box = gr.Textbox("", visible="hidden", elem_id="class-reopen")
         self.reopen_button = gr.Button(visible="hidden", elem_id="class-reopen-button")
         self.timer = gr.Timer(COUNTS_S, active=False)
@@ -239,7 +248,7 @@ class ClassPanel(Panel):
         here, under it. Folded, the box takes no room: the first screen still holds a whole step."""
         with row:
             toggle = gr.Button(T("Teach or join a class"), elem_id="class-toggle", size="sm", scale=0, min_width=170)
-        toggle.click(None, None, None, js=TOGGLE_JS, api_visibility="private")
+        toggle.click(None, None, None, js=scripts.toggle_js("class-box"), api_visibility="private")
         with gr.Column(elem_id="class-box", elem_classes="folded"):
             gr.Markdown(T(CLASS_INTRO), elem_classes="caption")
             small = {"size": "sm", "scale": 0, "min_width": 100}
@@ -402,7 +411,7 @@ class ClassPanel(Panel):
 
     # The students
 
-    def joined(self, explorer: Explorer | None, code: str) -> Updates:
+    def joined(self, explorer: Explorer | None, code: str, request: gr.Request | None = None) -> Updates:
         """Join the class of the typed code: the page shows the teacher's view from now on."""
         language = explorer.state.language if isinstance(explorer, Explorer) else "en"
         with speaking(language):
@@ -413,22 +422,23 @@ class ClassPanel(Panel):
                 return self.failed(error)
             seat = {"role": "student", "code": row.code, "student": student, "following": True, "version": 0}
             said = _("You joined class {code}. Your page follows the teacher.").format(code=row.code)
-            return self.followed(explorer, seat) | {self.page.status: said}
+            return self.followed(explorer, seat, request=request) | {self.page.status: said}
 
-    def followed(self, explorer: Explorer | None, seat: dict, drawn: bool = False) -> Updates:
+    def followed(
+        self, explorer: Explorer | None, seat: dict, drawn: bool = False, request: gr.Request | None = None
+    ) -> Updates:
         """A following student's page after the teacher moved: the teacher's view, if it is not shown yet, the
         class's question and the lesson's note. `drawn`: the page shows `seat` already (its own Follow), so what it
         shows of the class is drawn again only where it changed (the seat marks what was drawn: `asked`, `noted`)."""
         page = self.page
         row = self.classroom.news(seat["code"], seat["student"], seat.get("following", False))
+        if self.follows is not None:  # its next views may come without a page event (`ui.class_follow`)
+            self.follows.seen(seat["code"], seat["student"], getattr(request, "session_hash", None))
         if row is None:
             said = _("The class has ended. You are exploring on your own.")
             return self.shown({}) | self.noted(None, seat) | {page.status: said}
-        question = self.classroom.store.question(row.code, row.question) if row.question else None
-        marks = {
-            "asked": f"{row.question}{'r' if question is not None and question.revealed else ''}",
-            "noted": f"{zlib.crc32(row.lesson.encode())}:{row.moment}" if row.lesson else "",
-        }
+        asked_mark, noted_mark = self.marks(row)
+        marks = {"asked": asked_mark, "noted": noted_mark}
         asked = {}  # following or not, a question reaches them
         if not drawn or seat.get("asked") != marks["asked"]:
             asked = self.questions.student_view(row, seat["student"])
@@ -446,6 +456,13 @@ class ClassPanel(Panel):
             return self.shown(seat, drawn=drawn) | asked | noted
         return self.showing(explorer, view) | self.shown(seat, drawn=drawn) | asked | noted
 
+    def marks(self, row: ClassRow) -> tuple[str, str]:
+        """What a page marks in its seat of the class's question (`asked`) and the lesson's moment (`noted`), to
+        draw them again only when they change."""
+        question = self.classroom.store.question(row.code, row.question) if row.question else None
+        asked = f"{row.question}{'r' if question is not None and question.revealed else ''}"
+        return asked, f"{zlib.crc32(row.lesson.encode())}:{row.moment}" if row.lesson else ""
+
     def showing(self, explorer: Explorer | None, view: ExplorerState) -> Updates:
         """The page showing `view` (the class's), as opening its share link would."""
         return self.showing_with(explorer, view)[1]
@@ -455,10 +472,17 @@ class ClassPanel(Panel):
         (a follower after the teacher's Step, or a change of view) gets what a move redraws, and the controls that
         change: a whole redraw costs the server three times as much, most of it gradio's (an update of a component's
         settings builds the component anew)."""
+        before = explorer.state if isinstance(explorer, Explorer) else None
+        return self.showing_from(before, view, self.page.registry_of(explorer))
+
+    def showing_from(
+        self, before: ExplorerState | None, view: ExplorerState, registry: ModelRegistry
+    ) -> tuple[Explorer, Updates]:
+        """`showing_with` for a page that shows `before` (None: a page to draw whole), with the models of
+        `registry`."""
         page = self.page
         state = view.replace(tab=page.tab_holding(view.tab))
-        before = explorer.state if isinstance(explorer, Explorer) else None
-        explorer = Explorer.showing(page.registry_of(explorer), state)  # its views from the shared cache
+        explorer = Explorer.showing(registry, state)  # its views from the shared cache
         controls = control_values(explorer.state)
         if before is None or before.replace(choices=()).computed() != state.replace(choices=()).computed():
             controls = {page.control(name): value for name, value in controls.items()}
@@ -468,28 +492,31 @@ class ClassPanel(Panel):
         opening = page.opening(state.tab) if before.tab != state.tab else {}
         return explorer, opening | changed | page.refreshed(explorer, light=True)
 
-    def follow_handler(self, explorer: Explorer | None, seat_value: str) -> Updates:
+    def follow_handler(self, explorer: Explorer | None, seat_value: str, request: gr.Request | None = None) -> Updates:
         """The page's hidden Follow, clicked by its script when the class's version changed."""
-        return self.follow_seat(explorer, seat_value, drawn=True)
+        return self.follow_seat(explorer, seat_value, drawn=True, request=request)
 
-    def follow_seat(self, explorer: Explorer | None, seat_value: str, drawn: bool) -> Updates:
+    def follow_seat(
+        self, explorer: Explorer | None, seat_value: str, drawn: bool, request: gr.Request | None = None
+    ) -> Updates:
         seat = read_seat(seat_value)
         if seat.get("role") != "student":
             return {self.seat: gr.skip()}
         with speaking(explorer.state.language if isinstance(explorer, Explorer) else "en"):
             try:
-                return self.followed(explorer, seat, drawn=drawn)
+                return self.followed(explorer, seat, drawn=drawn, request=request)
             except ExplorerError as error:
                 return self.failed(error)
 
     def switched(self, following: bool):
         """Explore on my own (False), or Back to the teacher (True)."""
 
-        def handler(explorer: Explorer | None, seat_value: str) -> Updates:
+        def handler(explorer: Explorer | None, seat_value: str, request: gr.Request | None = None) -> Updates:
             seat = read_seat(seat_value)
             if seat.get("role") != "student":
                 return {self.seat: gr.skip()}
-            return self.follow_seat(explorer, seat_json(**{**seat, "following": following, "version": -1}), drawn=False)
+            seat = seat_json(**{**seat, "following": following, "version": -1})
+            return self.follow_seat(explorer, seat, drawn=False, request=request)
 
         return handler
 
@@ -516,15 +543,20 @@ class ClassPanel(Panel):
         page, hidden = self.page, {"api_visibility": "private"}
         mine = [*self.mine, page.status]
         started = self.teach.click(self.started, [page.explorer], mine, **hidden, **QUICK)
-        started.then(None, None, None, js=FOLD_JS, **hidden)  # the class's bar says the rest
+        started.then(None, None, None, js=scripts.fold_js("class-box"), **hidden)  # the class's bar says the rest
         reclaimed = uses_gpu(self.reclaimed)
         self.reopen_button.click(reclaimed, [page.explorer, self.reopen_box], self.view_outputs, **hidden, **QUICK)
         ticked = [self.banner, self.timer, self.questions.tally, self.questions.reveal]
         self.timer.tick(self.counted, [self.seat], ticked, **hidden, **QUICK)
         follow = uses_gpu(self.follow_handler)
-        self.follow.click(
+        followed = self.follow.click(
             follow, [page.explorer, self.seat], self.view_outputs, trigger_mode="always_last", **hidden, **QUICK
         )
+        drawn = [block for block in self.view_outputs if not getattr(block, "stateful", False)]
+        applied = self.apply.click(None, None, drawn, js=APPLY_JS, **hidden)
+        self.follows = Follows(self, page.demo.fns[applied["id"]], page.demo.fns[followed["id"]])
+        page.demo.before_event = self.follows.catch_up  # a page's session catches up before its next event
+        page.demo.follows = self.follows  # for its route (`ui.class_follow.routes`)
         joined = uses_gpu(self.joined)
         self.join.click(joined, [page.explorer, self.code], self.view_outputs, **hidden, **QUICK)
         self.code.submit(joined, [page.explorer, self.code], self.view_outputs, **hidden, **QUICK)
@@ -557,8 +589,9 @@ class ClassPanel(Panel):
                 return self.as_teacher(explorer, code, secret, request)
             seat = opened.get("seat", "")
             if seat and self.classroom.store.has_student(code, seat):  # the page's own seat, after a reload
-                return self.followed(explorer, {"role": "student", "code": code, "student": seat, "following": True})
-            return self.joined(explorer, code)
+                seat = {"role": "student", "code": code, "student": seat, "following": True}
+                return self.followed(explorer, seat, request=request)
+            return self.joined(explorer, code, request)
 
 
 def routes(classroom: Classroom) -> list[Route]:

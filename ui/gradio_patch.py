@@ -14,6 +14,7 @@ import json
 import os
 import threading
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import gradio as gr
@@ -72,6 +73,16 @@ class Blocks(gr.Blocks):
     entry that the page itself does not have is one of those copies; they are dropped after each event.
     """
 
+    # Called with (the event's BlockFunction, the session's state, the session) before an event is processed:
+    # a following page's session brought up to the view its page shows (`ui.class_follow.Follows.catch_up`).
+    before_event: Callable[[Any, Any, str], Awaitable[None]] | None = None
+
+    async def process_api(self, *args, **kwargs):
+        state, session = kwargs.get("state"), kwargs.get("session_hash")
+        if self.before_event is not None and state is not None and session:
+            await self.before_event(kwargs.get("block_fn"), state, session)
+        return await super().process_api(*args, **kwargs)
+
     def get_api_info(self, *args, **kwargs):
         """Gradio's description of the API, whose labels say the English text of a label the page translates
         (`ui.i18n.T`): gradio gives such a label as its key object, which a client reads as its serialised form,
@@ -103,7 +114,7 @@ class Blocks(gr.Blocks):
         skipped, kept, drawn = _without_skipped(block_fn, predictions)
         outputs = await self._postprocess_kept(kept, drawn, state)
         for index in skipped:  # what gradio itself sends for a skipped output, without building a component
-            outputs.insert(index, postprocess_update_dict(block_fn.outputs[index], dict(SKIP)))
+            outputs.insert(index, skipped_update(block_fn.outputs[index]))
         return outputs
 
     async def _postprocess_kept(self, block_fn, predictions, state):
@@ -119,6 +130,16 @@ class Blocks(gr.Blocks):
 
 
 SKIP = {"__type__": "update"}  # what `gr.skip()` returns: an update of nothing
+_SKIPPED: dict[type, dict] = {}
+
+
+def skipped_update(block: Block) -> dict:
+    """What gradio sends for a skipped output of `block`: the same for every block of its class, and worked out
+    once (for a gr.HTML, gradio reads the signature of its constructor each time: 2 ms of a Follow's 98 outputs)."""
+    kind = type(block)
+    if kind not in _SKIPPED:
+        _SKIPPED[kind] = postprocess_update_dict(block, dict(SKIP))
+    return copy.deepcopy(_SKIPPED[kind])
 
 
 class LeanSessionState(SessionState):

@@ -81,7 +81,8 @@ def section(registry: ModelRegistry, lesson: Lesson, index: int, language: str) 
     name = _("Moment {number}").format(number=index + 1)
     heading = f"<h2>{html.escape(name)}</h2>"
     try:
-        explorer = Explorer(registry, moment.state(ExplorerState(language=language)))
+        # from the shared cache when a page has shown this view (a lesson the class went through), else computed
+        explorer = Explorer.showing(registry, moment.state(ExplorerState(language=language)))
         snapshot = explorer.snapshot()
     except ExplorerError as error:
         said = _("This moment's view cannot be opened on this server: {error}").format(error=error)

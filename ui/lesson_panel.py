@@ -29,6 +29,7 @@ from explorer.i18n import N_, _, speaking
 from explorer.lessons import MAX_NOTE_CHARS, Lesson, LessonError, built_in, note_html, read_lesson, read_lesson_path
 from explorer.questions import KINDS, TITLES
 
+from . import scripts
 from .class_panel import ClassPanel, address_of, read_seat
 from .i18n import T, with_browser_words
 from .panel import PageAccess, Panel, Updates, escaped
@@ -51,24 +52,20 @@ TAB_NAMES = {
 }
 NO_QUESTION = "none"
 
-# The lesson box unfolds and folds in the browser, as the class box does (`ui.class_panel.TOGGLE_JS`).
-TOGGLE_JS = """() => {
-    const box = document.getElementById("lesson-box");
-    box.classList.toggle("folded");
-    if (!box.classList.contains("folded")) box.querySelector("button, input, textarea")?.focus();
-}"""
-
-# The box folds once a lesson is open: the moment's view is what the class looks at.
-FOLD_JS = "() => { document.getElementById('lesson-box')?.classList.add('folded'); }"
-
-# Download: the page's lesson as a file, made in the browser (no request, no file on the server).
-DOWNLOAD_JS = """() => {
+# What the page keeps of its lesson (`LessonPanel.data`), read in the browser; nothing to do without a lesson.
+KEPT_LESSON = """
     const words = __WORDS__;
     const box = document.querySelector("#lesson-data textarea, #lesson-data input");
     let kept = null;
     try { kept = JSON.parse(box?.value || "null"); } catch (error) { kept = null; }
     if (!kept || !kept.lesson) { alert(words.none); return; }
-    const text = JSON.stringify(kept.lesson, null, 2) + "\\n";
+"""
+
+# Download: the page's lesson as a file, made in the browser (no request, no file on the server).
+DOWNLOAD_JS = (
+    "() => {"
+    + KEPT_LESSON
+    + """    const text = JSON.stringify(kept.lesson, null, 2) + "\\n";
     const name = (kept.lesson.title || "lesson").replace(/[^\\p{L}\\p{N}]+/gu, "-").replace(/^-|-$/g, "") || "lesson";
     const link = document.createElement("a");
     link.href = URL.createObjectURL(new Blob([text], { type: "application/json" }));
@@ -76,15 +73,13 @@ DOWNLOAD_JS = """() => {
     document.body.appendChild(link); link.click(); link.remove();
     setTimeout(() => URL.revokeObjectURL(link.href), 10000);
 }"""
+)
 
 # Print a handout: the lesson posted to /lesson/handout (`ui.handout`) in a new tab, which prints it to PDF.
-HANDOUT_JS = """() => {
-    const words = __WORDS__;
-    const box = document.querySelector("#lesson-data textarea, #lesson-data input");
-    let kept = null;
-    try { kept = JSON.parse(box?.value || "null"); } catch (error) { kept = null; }
-    if (!kept || !kept.lesson) { alert(words.none); return; }
-    const form = document.createElement("form");
+HANDOUT_JS = (
+    "() => {"
+    + KEPT_LESSON
+    + """    const form = document.createElement("form");
     form.method = "post"; form.action = "lesson/handout"; form.target = "_blank"; form.enctype = "multipart/form-data";
     const field = (name, value) => {
         const input = document.createElement("input");
@@ -94,6 +89,7 @@ HANDOUT_JS = """() => {
     field("language", document.documentElement.lang?.startsWith("zh") ? "zh" : "en");
     document.body.appendChild(form); form.submit(); form.remove();
 }"""
+)
 NO_LESSON = {"none": N_("Open or make a lesson first.")}
 
 
@@ -154,7 +150,7 @@ class LessonPanel(Panel):
         """The Lesson button in `row` (the share link's), and the box it unfolds, made here."""
         with row:
             toggle = gr.Button(T("Lesson"), elem_id="lesson-toggle", size="sm", scale=0, min_width=90)
-        toggle.click(None, None, None, js=TOGGLE_JS, api_visibility="private")
+        toggle.click(None, None, None, js=scripts.toggle_js("lesson-box"), api_visibility="private")
         small = {"size": "sm", "scale": 0, "min_width": 120}
         with gr.Column(elem_id="lesson-box", elem_classes="folded"):
             gr.Markdown(T(LESSON_INTRO), elem_classes="caption")
@@ -169,12 +165,23 @@ class LessonPanel(Panel):
             self.title = gr.Textbox(label=T("Title"), max_lines=1, max_length=200, elem_id="lesson-title")
             self.moments = gr.Dropdown([], label=T("Go to moment"), elem_id="lesson-moments")
             with gr.Row(elem_id="lesson-moment"):
+                wide = {"min_width": 280}  # side by side on a laptop, one under the other on a phone
                 self.note_box = gr.Textbox(
-                    label=T("Note (Markdown)"), lines=2, max_length=MAX_NOTE_CHARS, elem_id="lesson-note-box", scale=3
+                    label=T("Note (Markdown)"),
+                    lines=2,
+                    max_length=MAX_NOTE_CHARS,
+                    elem_id="lesson-note-box",
+                    scale=3,
+                    **wide,
                 )
                 questions = [(T("No question"), NO_QUESTION), *((T(TITLES[kind]), kind) for kind in KINDS)]
                 self.question = gr.Dropdown(
-                    questions, value=NO_QUESTION, label=T("Question for the class"), elem_id="lesson-question", scale=2
+                    questions,
+                    value=NO_QUESTION,
+                    label=T("Question for the class"),
+                    elem_id="lesson-question",
+                    scale=2,
+                    **wide,
                 )
             with gr.Row(elem_id="lesson-edit"):
                 self.add = gr.Button(T("Add this moment"), elem_id="lesson-add", variant="primary", **small)
@@ -399,8 +406,8 @@ class LessonPanel(Panel):
         loaded = self.upload.upload(
             uses_gpu(self.handled(self.loaded, 1)), [*given, self.upload], moving, **hidden, **QUICK
         )
-        for opened in (loaded, events[self.guide]):
-            opened.then(None, None, None, js=FOLD_JS, **hidden)
+        for opened in (loaded, events[self.guide]):  # the box folds: the moment's view is what the class looks at
+            opened.then(None, None, None, js=scripts.fold_js("lesson-box"), **hidden)
         fields = [self.title, self.note_box, self.question]
         self.add.click(self.handled(self.added, 3), [*given, *fields], editing, **hidden, **QUICK)
         self.save.click(self.handled(self.saved, 3), [*given, *fields], editing, **hidden, **QUICK)

@@ -9,6 +9,7 @@ from explorer import Explorer, ExplorerError, ExplorerState
 from explorer.i18n import DEFAULT as DEFAULT_LANGUAGE
 from explorer.i18n import LANGUAGES, N_, _, language_of, speaking
 
+from . import scripts
 from .class_panel import class_query
 from .i18n import SET_LOCALE_JS, T, with_browser_words
 from .panel import Frame, PageAccess, Panel, Updates, escaped
@@ -31,37 +32,14 @@ COPY_WORDS = {
     "by_hand": N_("Copy the link by hand"),
 }
 
-# The link as a full address, on the clipboard; the button says it worked ("Link copied") or why not. The clipboard
-# API exists only on https and localhost: a classroom server at http://192.168.… copies through a selected, hidden
-# text box instead (`execCommand`, deprecated but still the only way there). `__WORDS__`: `COPY_WORDS` in the page's
-# language (`ui.i18n.with_browser_words`).
-COPY_JS = """() => {
-    const words = __WORDS__;
-    const link = document.querySelector("#share-link a"), button = document.querySelector("#copy-link");
-    const say = (text) => { button.innerText = text; clearTimeout(button.reset);
-                            button.reset = setTimeout(() => { button.innerText = words.copy; }, 2000); };
-    if (!link) return say(words.none);
-    const url = new URL(link.getAttribute("href"), location.href).href;
-    const byHand = () => {
-        const box = document.createElement("textarea");
-        box.value = url; box.setAttribute("readonly", ""); box.style.position = "fixed"; box.style.opacity = "0";
-        document.body.appendChild(box); box.select();
-        let copied = false;
-        try { copied = document.execCommand("copy"); } catch (error) { copied = false; }
-        box.remove();
-        say(copied ? words.copied : words.by_hand);
-    };
-    if (navigator.clipboard && window.isSecureContext) {
-        navigator.clipboard.writeText(url).then(() => say(words.copied), byHand);
-    } else {
-        byHand();
-    }
-}"""
+# The view's link as a full address, on the clipboard (`ui.scripts.COPY_JS`).
+LINK_ADDRESS = """const link = document.querySelector("#share-link a");
+        return link ? new URL(link.getAttribute("href"), location.href).href : null;"""
 
 
 def copy_js() -> str:
     """`COPY_JS` with the button's words in the page's language."""
-    return with_browser_words(COPY_JS, COPY_WORDS)
+    return with_browser_words(scripts.copy_js("copy-link", LINK_ADDRESS), COPY_WORDS)
 
 
 class SharePanel(Panel):
