@@ -170,6 +170,10 @@ def test_the_card_puts_the_basics_and_the_weights_before_side_by_side(tmp_path, 
     assert "breaks none of the core sentences greedy decoding gets right" in card
     assert "| seven | greedy | sieben |" in card and "| seven | beam | sieben |" in card
     assert card.index("## Before and after") < card.index("## The basics test set") < card.index("## Demo")
+    # the weights before, named as they were shipped (a folder that held them once)
+    main([*command, "--before-name", "numbers-de as shipped before", "--write-card"])
+    card = (folder / "MODEL_CARD.md").read_text()
+    assert "against the weights they continue, `numbers-de as shipped before` (before)" in card
 
 
 def test_lever_without_an_ablations_file_is_an_error(tmp_path):

@@ -341,6 +341,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="the weights this checkpoint continues (the ones shipped before): measured the same way, and the card "
         "shows both side by side",
     )
+    parser.add_argument(
+        "--before-name",
+        help="how the card names the weights before (default: their folder), e.g. the stage they were shipped as",
+    )
     parser.add_argument("--lever", help='what this evaluation measures, "lever: setting" (e.g. "beam width: 8")')
     args = parser.parse_args(argv)
     if args.lever and not args.ablations:
@@ -388,7 +392,8 @@ def main(argv: list[str] | None = None) -> None:
         before = load_checkpoint(args.before)  # measured as it was shipped: with its own length penalty
         penalty = float(before.generation.get("length_penalty", args.length_penalty))
         before_beam = BeamSearch(args.beam, penalty) if args.beam else None
-        results["before"] = {"name": str(args.before), **measure(args, before, before_beam, demos=False)}
+        name = args.before_name or str(args.before)
+        results["before"] = {"name": name, **measure(args, before, before_beam, demos=False)}
         print_results("before: ", results["before"])
     if args.lever:
         print("recorded", json.dumps(record_ablation(args.ablations, args.lever, args.checkpoint, args.split, results)))
