@@ -260,7 +260,8 @@ class Student(Page):
         seat = self.seat()
         if not (shown or self.shown):
             return None
-        query = {"class": seat["code"], "student": seat["student"], "shown": shown or self.shown,
+        query = {"class": seat["code"], "student": seat["student"], "page": seat.get("page", ""),
+                 "shown": shown or self.shown,
                  "following": int(bool(seat.get("following"))), "asked": seat.get("asked", ""),
                  "noted": seat.get("noted", "")}  # fmt: skip
         self.record.requests += 1

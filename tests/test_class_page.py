@@ -128,16 +128,25 @@ def a_class(panel, registry, students: int = 2, languages=("en", "en")):
     for i in range(students):
         mine = Explorer(registry, STATE.replace(language=languages[i]))
         updates = panel.joined(mine, code, session(f"page-{i}"))
+        keeps(panel, f"page-{i}", updates[panel.page.explorer])
         pages.append((updates[panel.page.explorer], read_seat(updates[panel.seat])))
     teacher.step()
     panel.classroom.publish(_seat_of(seat), teacher.state)  # as the teacher page's /class/show does
     return teacher, seat, pages
 
 
+def keeps(panel, name: str, explorer: Explorer) -> None:
+    """The session `name` on the server holds `explorer`, as after the page's event."""
+    holder = panel.page.demo.state_holder
+    if not hasattr(holder, "blocks"):  # (set when the app launches)
+        holder.set_blocks(panel.page.demo)
+    holder[name][panel.page.explorer._id] = explorer
+
+
 def fetched(panel, seat: dict, shown: str) -> bytes:
     """What `GET /class/view` answers a page with `seat` that shows the state `shown`."""
     marks = {"following": seat.get("following", False), "asked": seat.get("asked", ""), "noted": seat.get("noted", "")}
-    return asyncio.run(panel.follows.view(seat["code"], seat["student"], marks, shown))
+    return asyncio.run(panel.follows.view(seat["code"], seat["student"], seat.get("page", ""), marks, shown))
 
 
 def ask(panel, shown, seat):
@@ -207,6 +216,23 @@ def test_a_question_reaches_each_page_with_its_own_answer_and_what_cannot_be_ser
     assert fetched(panel, {**mine, "student": "a stranger"}, shown) == FOLLOW
     assert fetched(panel, mine, "%%%") == FOLLOW
     panel.left(teacher, seat)
+    assert fetched(panel, mine, shown) == FOLLOW
+
+
+def test_two_pages_of_one_seat_each_have_their_own_session_and_a_page_with_models_of_its_own_draws_its_own(
+    panel, registry, monkeypatch
+):
+    _teacher, _seat, [(student, mine), _] = a_class(panel, registry)
+    again = {"role": "student", "code": mine["code"], "student": mine["student"], "following": True}
+    updates = panel.followed(Explorer(registry, STATE), again, request=session("page-0-tab-2"))  # the seat's link
+    keeps(panel, "page-0-tab-2", updates[panel.page.explorer])
+    twin, shown, follows = read_seat(updates[panel.seat]), student.state.to_link(), panel.follows
+    assert twin["student"] == mine["student"] and twin["page"] != mine["page"]
+    assert fetched(panel, mine, shown) != FOLLOW and "page-0" in follows.behind and "page-0-tab-2" not in follows.behind
+    assert fetched(panel, twin, shown) != FOLLOW and "page-0-tab-2" in follows.behind
+    assert fetched(panel, {**mine, "page": "0" * 24}, shown) == FOLLOW  # a page key this process never gave
+    assert fetched(panel, {**mine, "student": "someone else"}, shown) == FOLLOW  # another seat's page
+    monkeypatch.setattr(panel.page, "registry_of", lambda explorer: object())  # a model of its own (Train tab)
     assert fetched(panel, mine, shown) == FOLLOW
 
 

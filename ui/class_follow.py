@@ -18,16 +18,24 @@ changed, asks this route for what changed:
   such as a question's choices) still holds what it had: it is brought up to what the page shows just before the
   page's next event (`catch_up`, from `ui.gradio_patch.Blocks.process_api`), so a student who answers, or breaks
   away and explores, does it from there.
+- Each page has a key of its own, from its session (`seen`), which its seat holds: two pages of one seat each have
+  their own session caught up, and a page that only follows keeps its session alive.
 - A page this process has not seen yet (after a restart; nginx keeps a page on one process), a class that ended, a
-  state that cannot be read: the answer is `{"follow": true}`, and the page takes its Follow event, as before.
+  state that cannot be read, a page with models of its own or that shows another model than the class's, a page
+  that asks for more than `DRAWS` drawings at one version: the answer is `{"follow": true}`, and the page takes its
+  Follow event, as before.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
+import datetime
+import hmac
 import json
+import logging
+import secrets
+import threading
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -44,6 +52,7 @@ from explorer.i18n import speaking
 if TYPE_CHECKING:
     from .class_panel import ClassPanel
 
+LOG = logging.getLogger(__name__)
 PAYLOADS = 64  # the views kept drawn, newest first: a few classes' last moves
 PAGES = 10_000  # the following pages this process remembers (their session, and whether it is behind)
 FOLLOW = b'{"follow":true}'
@@ -59,12 +68,18 @@ class Bounded(collections.OrderedDict):
     def __init__(self, limit: int):
         super().__init__()
         self.limit = limit
+        self.lock = threading.Lock()  # written by the event loop and by the handlers' threads
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        super().__setitem__(key, value)
-        self.move_to_end(key)
-        while len(self) > self.limit:
-            self.popitem(last=False)
+        with self.lock:
+            super().__setitem__(key, value)
+            self.move_to_end(key)
+            while len(self) > self.limit:
+                self.popitem(last=False)
+
+    def pop(self, key: Any, *default: Any) -> Any:
+        with self.lock:
+            return super().pop(key, *default)
 
 
 class Follows:
@@ -76,29 +91,54 @@ class Follows:
         self.seat_at = [i for i, block in enumerate(apply.outputs) if block in (panel.seat, panel.stream)]
         self.payloads: Bounded = Bounded(PAYLOADS)
         self.drawing: dict[tuple, asyncio.Future] = {}
-        self.sessions: Bounded = Bounded(PAGES)  # (class, student) → the page's session
+        self.secret = secrets.token_bytes(32)  # a page's key, from its session (`seen`)
+        self.pages: Bounded = Bounded(PAGES)  # a page's key → (class, student, the page's session)
         self.behind: Bounded = Bounded(PAGES)  # session → the class its page shows, which its session does not
         self.draws: Bounded = Bounded(PAGES)  # (class, student) → (the class's version, drawings asked for at it)
 
     # The pages
 
-    def seen(self, code: str, student: str, session: str | None) -> None:
-        """A student's page took a page event in this process (its session is then up to date)."""
-        if session:
-            self.sessions[(code, student)] = session
-            self.behind.pop(session, None)
+    def seen(self, code: str, student: str, session: str | None) -> str | None:
+        """A student's page took a page event in this process (its session is then up to date): the page's key,
+        which its seat holds and sends with each fetch. One key per page (per session), so that two pages of one
+        seat (a second tab, a phone and a laptop) each have their own session caught up."""
+        if not session:
+            return None
+        key = hmac.new(self.secret, session.encode(), "sha256").hexdigest()[:24]
+        self.pages[key] = (code, student, session)
+        self.behind.pop(session, None)
+        return key
 
-    async def view(self, code: str, student: str, seat: dict, shown: str) -> bytes:
-        """The answer to a page of the class that shows the state `shown`, whose seat holds `seat`'s marks of what
-        it shows of the class (`following`, `asked`, `noted`)."""
-        session = self.sessions.get((code, student))
-        row = self.classroom.news(code, student, seat["following"]) if session else None
-        if row is None:
+    def _session(self, session: str) -> Any:
+        """The page's session state, kept alive as a page event would keep it (None if it was forgotten)."""
+        holder = self.page.demo.state_holder
+        if session not in holder:
+            return None
+        holder.time_last_used[session] = datetime.datetime.now()
+        holder.update(session)
+        return holder.session_data.get(session)
+
+    async def view(self, code: str, student: str, page: str, seat: dict, shown: str) -> bytes:
+        """The answer to the page `page` of `student` in the class `code`, which shows the state `shown`, and whose
+        seat holds `seat`'s marks of what it shows of the class (`following`, `asked`, `noted`)."""
+        known = self.pages.get(page)
+        if known is None or known[:2] != (code, student):
+            return FOLLOW
+        session = known[2]
+        state = self._session(session)
+        key = self.page.explorer._id
+        explorer = state[key] if state is not None and key in state else None
+        if not isinstance(explorer, Explorer) or self.page.registry_of(explorer) is not self.page.registry:
+            return FOLLOW  # a page with models of its own (trained, loaded) has its own drawn: its Follow event
+        row = await anyio.to_thread.run_sync(self.classroom.news, code, student, seat["following"])
+        if row is None or not row.view:
             return FOLLOW
         try:
             before = ExplorerState.from_link(shown)
         except ExplorerError:
             return FOLLOW
+        if before.model != ExplorerState.from_link(row.view).model:
+            return FOLLOW  # the page shows another model than the class: its Follow event (never a model loaded here)
         mine = self.classroom.store.choice_of(code, row.question, student) if row.question else None
         key = (code, row.version, shown, seat["following"], seat["asked"], seat["noted"], mine)
         if key not in self.payloads:
@@ -108,8 +148,10 @@ class Follows:
                 return FOLLOW
             self.draws[(code, student)] = (row.version, drawn)
             await self._draw(key, {"role": "student", "code": code, "student": student, **seat}, before)
-        self.behind[session] = (code, student, seat["following"])
-        return self.payloads.get(key, FOLLOW)
+        body = self.payloads.get(key, FOLLOW)
+        if body is not FOLLOW:
+            self.behind[session] = (code, student, seat["following"], before.language)
+        return body
 
     async def _draw(self, key: tuple, seat: dict, before: ExplorerState) -> None:
         """Draw what the page's Follow would, once, however many pages ask for it at the same time: every page
@@ -150,18 +192,20 @@ class Follows:
         gradio checks an answer against)."""
         if block_fn is self.apply or session not in self.behind:
             return
-        code, student, following = self.behind.pop(session)
+        code, student, following, language = self.behind.get(session)
         key = self.page.explorer._id
         explorer = state[key] if key in state else None  # noqa: SIM401 (a SessionState has no `get`)
         seat = {"role": "student", "code": code, "student": student, "following": following}
 
         def followed() -> dict:  # what changed since the session's explorer, the view the session's page had
-            with speaking(explorer.state.language if isinstance(explorer, Explorer) else "en"):
+            with speaking(explorer.state.language if isinstance(explorer, Explorer) else language):
                 return self.panel.followed(explorer, seat)
 
-        # (if the view cannot be shown, the event goes on with the session as it was)
-        with contextlib.suppress(ExplorerError):
+        try:
             await self._answer(self.follow, await anyio.to_thread.run_sync(followed), state)
+            self.behind.pop(session, None)
+        except Exception:  # the page's own event goes on with the session as it was; the next one tries again
+            LOG.exception("a page's session could not catch up with its class")
 
 
 def routes(follows: Follows | None) -> list[Route]:
@@ -173,9 +217,9 @@ def routes(follows: Follows | None) -> list[Route]:
         code = normal_code(query.get("class"))
         body = FOLLOW
         if follows is not None and code:
-            student, shown = query.get("student", "")[:64], query.get("shown", "")[:4096]
+            student, page, shown = query.get("student", "")[:64], query.get("page", "")[:64], query.get("shown", "")
             seat = {"following": query.get("following") == "1", "asked": query.get("asked", "")[:64]}
-            body = await follows.view(code, student, seat | {"noted": query.get("noted", "")[:64]}, shown)
+            body = await follows.view(code, student, page, seat | {"noted": query.get("noted", "")[:64]}, shown)
         return Response(body, media_type="application/json", headers={"cache-control": "no-store"})
 
     return [Route("/class/view", view, methods=["GET"])]

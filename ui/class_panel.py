@@ -40,7 +40,7 @@ from .class_follow import APPLY_JS, Follows
 from .class_questions import Questions
 from .i18n import T, with_browser_words
 from .panel import PageAccess, Panel, Updates, escaped
-from .runtime import QUICK, uses_gpu
+from .runtime import APART, QUICK, uses_gpu
 from .settings import control_values
 
 COUNTS_S = 0.5  # how often the teacher's page redraws its counts and the tally
@@ -51,9 +51,10 @@ CLASS_INTRO = N_(
 )
 
 # The page's seat (JSON in `ClassPanel.seat`) as the browser acts on it. A student's page listens to its class's
-# stream and clicks the hidden Follow button when the teacher's view has a version its page does not show; the
-# teacher's page sends the share link's state to /class/show whenever the link changes, and keeps the secret in the
-# tab's sessionStorage instead of the address bar (a projector shows the address bar). `__WORDS__`: none yet.
+# stream and, when the class has a version its page does not show, fetches what it changes (`ui.class_follow`) or
+# clicks the hidden Follow button; the teacher's page sends the share link's state to /class/show whenever the link
+# changes, and keeps the secret in the tab's sessionStorage instead of the address bar (a projector shows the address
+# bar). `__WORDS__`: none yet.
 SEAT_JS = """
 const state = { stream: null, code: "", observer: null, sent: "", teaching: "", asking: false };
 const seatOf = () => { try { return JSON.parse(props.value || "{}"); } catch (error) { return {}; } };
@@ -62,15 +63,18 @@ const follow = () => document.getElementById("class-follow")?.click();
 // shows what this one shows, and given to the hidden Apply button's browser-only event; else its Follow event.
 const fetched = async (seat) => {
     const shown = token();
-    if (!shown) return false;
-    const query = new URLSearchParams({ class: seat.code, student: seat.student, following: seat.following ? 1 : 0,
-                                        asked: seat.asked || "", noted: seat.noted || "", shown });
+    if (!shown || !seat.page) return false;
+    const query = new URLSearchParams({ class: seat.code, student: seat.student, page: seat.page, shown,
+                                        following: seat.following ? 1 : 0, asked: seat.asked || "",
+                                        noted: seat.noted || "" });
     try {
-        const reply = await fetch(`class/view?${query}`, { cache: "no-store" });
+        const reply = await fetch(`class/view?${query}`, { cache: "no-store", signal: AbortSignal.timeout(5000) });
         const answer = reply.ok ? await reply.json() : { follow: true };
         const now = seatOf();
         const same = now.code === seat.code && now.student === seat.student && !now.following === !seat.following;
-        if (answer.follow || !same) return false;
+        // drawn from what the page showed when it asked: if the page changed meanwhile, its Follow event draws it
+        if (answer.follow || !same || token() !== shown) return false;
+        if (typeof now.version === "number" && answer.version <= now.version) return true;  // it shows that already
         const outputs = answer.outputs.slice();
         const next = JSON.stringify({ ...now, version: answer.version, asked: answer.asked, noted: answer.noted });
         for (const i of answer.seat) outputs[i] = next;
@@ -183,7 +187,6 @@ def copy_teacher_js() -> str:
     return with_browser_words(scripts.copy_js("class-copy", TEACHER_ADDRESS), COPY_TEACHER_WORDS)
 
 
-# The class box unfolds and folds in the browser: no event, no server.
 def seat_json(role: str = "", code: str = "", **fields: Any) -> str:
     """A page's seat as the browser keeps it ("" for none)."""
     return json.dumps({"role": role, "code": code, **fields}) if role else ""
@@ -432,8 +435,9 @@ class ClassPanel(Panel):
         shows of the class is drawn again only where it changed (the seat marks what was drawn: `asked`, `noted`)."""
         page = self.page
         row = self.classroom.news(seat["code"], seat["student"], seat.get("following", False))
-        if self.follows is not None:  # its next views may come without a page event (`ui.class_follow`)
-            self.follows.seen(seat["code"], seat["student"], getattr(request, "session_hash", None))
+        if self.follows is not None:  # its next moves may come without a page event (`ui.class_follow`)
+            key = self.follows.seen(seat["code"], seat["student"], getattr(request, "session_hash", None))
+            seat = {**seat, "page": key} if key else seat
         if row is None:
             said = _("The class has ended. You are exploring on your own.")
             return self.shown({}) | self.noted(None, seat) | {page.status: said}
@@ -554,9 +558,10 @@ class ClassPanel(Panel):
         )
         drawn = [block for block in self.view_outputs if not getattr(block, "stateful", False)]
         applied = self.apply.click(None, None, drawn, js=APPLY_JS, **hidden)
-        self.follows = Follows(self, page.demo.fns[applied["id"]], page.demo.fns[followed["id"]])
-        page.demo.before_event = self.follows.catch_up  # a page's session catches up before its next event
-        page.demo.follows = self.follows  # for its route (`ui.class_follow.routes`)
+        if not APART:  # (ZeroGPU: a page's Follow runs in the GPU's worker, where a drawing must run too)
+            self.follows = Follows(self, page.demo.fns[applied["id"]], page.demo.fns[followed["id"]])
+            page.demo.before_event = self.follows.catch_up  # a page's session catches up before its next event
+        page.demo.follows = self.follows  # for its route (`ui.class_follow.routes`; none: every page its Follow)
         joined = uses_gpu(self.joined)
         self.join.click(joined, [page.explorer, self.code], self.view_outputs, **hidden, **QUICK)
         self.code.submit(joined, [page.explorer, self.code], self.view_outputs, **hidden, **QUICK)
