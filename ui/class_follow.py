@@ -32,7 +32,6 @@ import asyncio
 import collections
 import datetime
 import hmac
-import json
 import logging
 import secrets
 import threading
@@ -156,13 +155,17 @@ class Follows:
     async def _draw(self, key: tuple, seat: dict, before: ExplorerState) -> None:
         """Draw what the page's Follow would, once, however many pages ask for it at the same time: every page
         with the same key gets the same, but for its own seat, which the page's script fills in."""
+        from .class_panel import read_seat  # (class_panel imports this module)
+
         if key in self.drawing:
             await asyncio.shield(self.drawing[key])
             return
         self.drawing[key] = asyncio.get_running_loop().create_future()
         try:
             updates = await anyio.to_thread.run_sync(self._followed, seat, before)
-            drawn = json.loads(updates[self.panel.seat])
+            drawn = read_seat(updates.get(self.panel.seat))  # its marks; none when the class has just ended
+            if not drawn:
+                return
             values = await self._answer(self.apply, updates, state=None)
             body = {**{mark: drawn.get(mark) for mark in ("version", "asked", "noted")}, "outputs": values}
             self.payloads[key] = orjson.dumps(body | {"seat": self.seat_at}, option=orjson.OPT_SERIALIZE_NUMPY)
