@@ -37,7 +37,15 @@ from typing import Any
 
 import httpx
 
-from benchmarks.classroom import ANSWER_TIMEOUT_S, PageEvents, answer_of, cpu_seconds, page_cookies, resident_mb
+from benchmarks.classroom import (
+    ANSWER_TIMEOUT_S,
+    BrowserTransport,
+    PageEvents,
+    answer_of,
+    cpu_seconds,
+    page_cookies,
+    resident_mb,
+)
 from benchmarks.timing import percentile
 
 SOURCE = "The children play in the park after school every day."
@@ -417,7 +425,8 @@ async def lead_a_class(
 ) -> dict[str, Any]:  # fmt: skip
     limits = httpx.Limits(max_connections=6 * students + 16, max_keepalive_connections=4 * students + 16)
     record = Record()
-    async with httpx.AsyncClient(timeout=httpx.Timeout(ANSWER_TIMEOUT_S), limits=limits) as http:
+    transport = BrowserTransport(limits=limits)
+    async with httpx.AsyncClient(transport=transport, timeout=httpx.Timeout(ANSWER_TIMEOUT_S)) as http:
         events = PageEvents((await http.get(f"{url}config")).json())
         tick = next(d for d in events.ticks if "class-banner" in {events.elem_id(i) for i in d["outputs"]})
         teacher = Teacher(url, events, http, record)

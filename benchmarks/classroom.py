@@ -127,6 +127,20 @@ def expected_answers() -> dict[tuple[str, str, bool], Expected]:
 # ---- the page's protocol ------------------------------------------------------------------------------------------
 
 
+class BrowserTransport(httpx.AsyncHTTPTransport):
+    """A connection pool that resends a request whose kept-alive connection the server had just closed, as browsers
+    do: a request that failed before any of the answer arrived is sent once more, on a fresh connection. (The
+    server closes a connection idle for 5 s; a request sent on it at that moment fails with nothing read.)"""
+
+    RESENT = (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        try:
+            return await super().handle_async_request(request)
+        except self.RESENT:
+            return await super().handle_async_request(request)
+
+
 async def page_cookies(http: httpx.AsyncClient, url: str) -> dict[str, str]:
     """Load the page as a browser does; the cookies it comes with, as the header that sends them back (behind a
     load balancer, they keep a browser's requests on one server: `deploy/nginx.conf`)."""
@@ -552,7 +566,10 @@ async def classroom(
     # The students share one client, but not its cookies: each sends its own (`Student.open_page`), and the client
     # keeps none (a shared jar would give every student the first one's, and one server behind a load balancer).
     no_cookies = CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
-    async with httpx.AsyncClient(timeout=httpx.Timeout(ANSWER_TIMEOUT_S), limits=limits, cookies=no_cookies) as http:
+    transport = BrowserTransport(limits=limits)
+    async with httpx.AsyncClient(
+        transport=transport, timeout=httpx.Timeout(ANSWER_TIMEOUT_S), cookies=no_cookies
+    ) as http:
         page = PageEvents((await http.get(f"{url}config")).json())
 
         alone = await calibrated(Student(url, page, expected, 10_000, http), pids, calibrate)

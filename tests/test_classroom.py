@@ -48,3 +48,30 @@ def test_the_class_mode_follows_the_teacher_and_counts_every_answer():
     assert report["views_sent"] >= 5 and report["questions"] >= 2
     assert report["follow_latency"]["n"] >= 4 * 3 and report["answer_to_tally"]["n"] >= 4
     assert report["server_cpu_ms_per_follow"] > 0 and report["server_cpu_ms_per_answer"] >= 0
+
+
+def test_the_simulated_browser_resends_a_request_that_met_a_closed_connection(monkeypatch):
+    """A request that fails before any answer arrived (the server closed the kept-alive connection) is sent once
+    more, as a browser does; a second failure is the benchmark's error."""
+    import asyncio
+
+    import httpx
+
+    attempts = []
+
+    async def closed_once(self, request):
+        attempts.append(request.url.path)
+        if len(attempts) == 1 or request.url.path == "/always":
+            raise httpx.ReadError("connection closed", request=request)
+        return httpx.Response(200, text="ok", request=request)
+
+    monkeypatch.setattr(httpx.AsyncHTTPTransport, "handle_async_request", closed_once)
+
+    async def get(path):
+        async with httpx.AsyncClient(transport=classroom.BrowserTransport()) as http:
+            return await http.get(f"http://127.0.0.1:9{path}")
+
+    assert asyncio.run(get("/once")).text == "ok" and attempts == ["/once", "/once"]
+    with pytest.raises(httpx.ReadError):
+        asyncio.run(get("/always"))
+    assert attempts[2:] == ["/always", "/always"]

@@ -134,3 +134,24 @@ def test_process_api_takes_its_arguments_by_keyword_where_the_patch_reads_them()
 
     source = inspect.getsource(route_utils.call_process_api)
     assert "state=session_state" in source and "session_hash=session_hash" in source and "block_fn=fn" in source
+
+
+def test_a_following_pages_session_is_kept_alive_without_making_one():
+    """`kept_session` (a page that only follows takes no event) marks the session used, as an event would, and
+    makes none for a session gradio has forgotten."""
+    import datetime
+
+    from gradio.state_holder import StateHolder
+
+    with gr.Blocks() as demo:
+        gr.Textbox()
+    holder = StateHolder()
+    holder.set_blocks(demo)
+    state = holder["following"]
+    holder["newer"]
+    long_ago = datetime.datetime.now() - datetime.timedelta(seconds=gradio_patch.SESSION_IDLE_S + 1)
+    holder.time_last_used["following"] = long_ago
+    assert gradio_patch.kept_session(demo, "following") is state
+    assert holder.time_last_used["following"] > long_ago
+    assert list(holder.session_data) == ["newer", "following"]  # the most recently used, as gradio orders them
+    assert gradio_patch.kept_session(demo, "forgotten") is None and "forgotten" not in holder

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import datetime
 import hmac
 import logging
 import secrets
@@ -47,6 +46,8 @@ from starlette.routing import Route
 from explorer import Explorer, ExplorerError, ExplorerState
 from explorer.classroom import normal_code
 from explorer.i18n import speaking
+
+from .gradio_patch import LeanSessionState, kept_session
 
 if TYPE_CHECKING:
     from .class_panel import ClassPanel
@@ -108,15 +109,6 @@ class Follows:
         self.behind.pop(session, None)
         return key
 
-    def _session(self, session: str) -> Any:
-        """The page's session state, kept alive as a page event would keep it (None if it was forgotten)."""
-        holder = self.page.demo.state_holder
-        if session not in holder:
-            return None
-        holder.time_last_used[session] = datetime.datetime.now()
-        holder.update(session)
-        return holder.session_data.get(session)
-
     async def view(self, code: str, student: str, page: str, seat: dict, shown: str) -> bytes:
         """The answer to the page `page` of `student` in the class `code`, which shows the state `shown`, and whose
         seat holds `seat`'s marks of what it shows of the class (`following`, `asked`, `noted`)."""
@@ -124,7 +116,7 @@ class Follows:
         if known is None or known[:2] != (code, student):
             return FOLLOW
         session = known[2]
-        state = self._session(session)
+        state = kept_session(self.page.demo, session)
         key = self.page.explorer._id
         explorer = state[key] if state is not None and key in state else None
         if not isinstance(explorer, Explorer) or self.page.registry_of(explorer) is not self.page.registry:
@@ -181,8 +173,6 @@ class Follows:
 
     async def _answer(self, block_fn: Any, updates: dict, state: Any) -> list:
         """The outputs of `block_fn` for `updates`, as gradio sends them (and as they leave `state`, the session's)."""
-        from .gradio_patch import LeanSessionState
-
         wanted = set(block_fn.outputs)
         predictions = {block: value for block, value in updates.items() if block in wanted}
         predictions = predictions or {block_fn.outputs[0]: gr.skip()}

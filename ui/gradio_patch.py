@@ -202,6 +202,18 @@ def forget_idle_sessions(blocks: gr.Blocks, now: datetime.datetime | None = None
     return forgotten
 
 
+def kept_session(blocks: gr.Blocks, session: str) -> SessionState | None:
+    """The session `session`'s state, kept alive as an event of its page would keep it (`ui.class_follow`: a page
+    that only follows its class takes no event); None if it was forgotten. (Gradio's `StateHolder.__getitem__`
+    would make a new one.)"""
+    holder = blocks.state_holder
+    if session not in holder:
+        return None
+    holder.time_last_used[session] = datetime.datetime.now()
+    holder.update(session)
+    return holder.session_data.get(session)
+
+
 def keep_sessions_bounded(blocks: gr.Blocks) -> None:
     """Run `forget_idle_sessions` every `JANITOR_EVERY_S` seconds, in a thread of its own, for the app's life."""
 
