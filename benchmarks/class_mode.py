@@ -39,9 +39,9 @@ import httpx
 
 from benchmarks.classroom import (
     ANSWER_TIMEOUT_S,
-    BrowserTransport,
     PageEvents,
     answer_of,
+    browser_client,
     cpu_seconds,
     page_cookies,
     resident_mb,
@@ -425,8 +425,7 @@ async def lead_a_class(
 ) -> dict[str, Any]:  # fmt: skip
     limits = httpx.Limits(max_connections=6 * students + 16, max_keepalive_connections=4 * students + 16)
     record = Record()
-    transport = BrowserTransport(limits=limits)
-    async with httpx.AsyncClient(transport=transport, timeout=httpx.Timeout(ANSWER_TIMEOUT_S)) as http:
+    async with browser_client(limits) as http:
         events = PageEvents((await http.get(f"{url}config")).json())
         tick = next(d for d in events.ticks if "class-banner" in {events.elem_id(i) for i in d["outputs"]})
         teacher = Teacher(url, events, http, record)

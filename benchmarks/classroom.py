@@ -141,6 +141,12 @@ class BrowserTransport(httpx.AsyncHTTPTransport):
             return await super().handle_async_request(request)
 
 
+def browser_client(limits: httpx.Limits, **options: Any) -> httpx.AsyncClient:
+    """The simulated pages' HTTP client: its connections behave as a browser's (`BrowserTransport`)."""
+    transport = BrowserTransport(limits=limits)
+    return httpx.AsyncClient(transport=transport, timeout=httpx.Timeout(ANSWER_TIMEOUT_S), **options)
+
+
 async def page_cookies(http: httpx.AsyncClient, url: str) -> dict[str, str]:
     """Load the page as a browser does; the cookies it comes with, as the header that sends them back (behind a
     load balancer, they keep a browser's requests on one server: `deploy/nginx.conf`)."""
@@ -566,10 +572,7 @@ async def classroom(
     # The students share one client, but not its cookies: each sends its own (`Student.open_page`), and the client
     # keeps none (a shared jar would give every student the first one's, and one server behind a load balancer).
     no_cookies = CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
-    transport = BrowserTransport(limits=limits)
-    async with httpx.AsyncClient(
-        transport=transport, timeout=httpx.Timeout(ANSWER_TIMEOUT_S), cookies=no_cookies
-    ) as http:
+    async with browser_client(limits, cookies=no_cookies) as http:
         page = PageEvents((await http.get(f"{url}config")).json())
 
         alone = await calibrated(Student(url, page, expected, 10_000, http), pids, calibrate)

@@ -29,6 +29,7 @@ app several users run the same read-only model at once.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -333,8 +334,12 @@ class Embedding(nn.Module):
         self.scale = math.sqrt(config.d_model) if config.scale_embedding else 1.0
         self.dropout = nn.Dropout(config.dropout)
 
-    def forward(self, ids: Tensor, offset: int = 0, use_positions: bool = True) -> Tensor:
-        x = self.tokens(ids) * self.scale  # (B, L, d)
+    def forward(
+        self, ids: Tensor, offset: int = 0, use_positions: bool = True, token_vectors: Tensor | None = None
+    ) -> Tensor:
+        """`token_vectors` (B, L, d): rows to use instead of the table's for `ids` (integrated gradients moves them
+        along a path from zero: `transformer/explain.py`)."""
+        x = (self.tokens(ids) if token_vectors is None else token_vectors) * self.scale  # (B, L, d)
         if use_positions:
             x = x + self.positions(ids.size(1), offset)  # (L, d) broadcasts over the batch
         return self.dropout(x)
@@ -641,6 +646,8 @@ class Transformer(nn.Module):
         silenced: Collection[HeadRef] = (),
         use_positions: bool = True,
         return_attention: bool = False,
+        layers: int | None = None,
+        token_vectors: Tensor | None = None,
     ) -> EncoderOutput:
         """Run the encoder stack over source ids (B, S).
 
@@ -649,12 +656,14 @@ class Transformer(nn.Module):
             silenced: heads to silence; only the "encoder" family is used here.
             use_positions: add positional encodings (switch off to show what word order is worth).
             return_attention: also return every layer's self-attention weights (B, H, S, S).
+            layers: run only the first `layers` layers (what an intermediate layer already knows: the DecoderLens).
+            token_vectors: (B, S, d) the source's embedding rows, given instead of looked up.
         """
         heads = validate_heads(self.config, silenced)
         mask = padding_mask(src, self.config.pad_id) if padding_mask_on else None  # (B, 1, 1, S)
-        x = self.src_embed(src, use_positions=use_positions)  # (B, S, d)
+        x = self.src_embed(src, use_positions=use_positions, token_vectors=token_vectors)  # (B, S, d)
         attention = []
-        for i, layer in enumerate(self.encoder_layers):
+        for i, layer in enumerate(itertools.islice(self.encoder_layers, layers)):
             x, weights = layer(x, mask, head_keep(heads, "encoder", i, self.config.n_heads, x.device))
             if return_attention:
                 attention.append(weights)
@@ -676,6 +685,8 @@ class Transformer(nn.Module):
         silenced: Collection[HeadRef] = (),
         use_positions: bool = True,
         return_attention: bool = False,
+        token_vectors: Tensor | None = None,
+        last_only: bool = False,
     ) -> DecoderOutput:
         """Run the decoder stack over target ids (B, T) and return next-token logits (B, T, V).
 
@@ -686,12 +697,14 @@ class Transformer(nn.Module):
             causal_mask_on: each position attends only to itself and earlier positions. Off, positions see
                 the future of the given target (teacher forcing), which the model was never trained on.
             silenced: heads to silence; the "decoder_self" and "cross" families are used here.
+            token_vectors: (B, T, d) the target's embedding rows, given instead of looked up.
+            last_only: the logits of the last position only, (B, 1, V): the one step a caller asks about.
         """
         heads = validate_heads(self.config, silenced)
         n_heads = self.config.n_heads
         past_len = cache.length if cache is not None else 0
         T = tgt.size(1)
-        y = self.tgt_embed(tgt, offset=past_len, use_positions=use_positions)  # (B, T, d)
+        y = self.tgt_embed(tgt, offset=past_len, use_positions=use_positions, token_vectors=token_vectors)  # (B, T, d)
         self_mask = causal_mask(T, past_len + T, tgt.device) if causal_mask_on else None  # (1, 1, T, past+T)
 
         layer_caches, self_attention, cross_attention = [], [], []
@@ -709,7 +722,7 @@ class Transformer(nn.Module):
             if return_attention:
                 self_attention.append(self_w)
                 cross_attention.append(cross_w)
-        logits = self.project(self.decoder_norm(y))
+        logits = self.project(self.decoder_norm(y[:, -1:] if last_only else y))
         new_cache = DecoderCache(tuple(layer_caches)) if cache is not None else None
         return DecoderOutput(logits, new_cache, self_attention, cross_attention)
 
