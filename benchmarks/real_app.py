@@ -109,6 +109,7 @@ class App:
 VIEWS = (
     "Attention",
     "Inside a step",
+    "Contributions",
     "Walkthrough",
     "Masks and heads",
     "Positions",
@@ -117,12 +118,15 @@ VIEWS = (
     "Train",
 )
 # The tabs of the views' bar, in order (ui/tabs), by their English titles.
-TABS = ("Attention", "Inside a step", "Walkthrough", "Experiments", "Beam search", "Train")
+TABS = ("Attention", "Inside a step", "Why?", "Walkthrough", "Experiments", "Beam search", "Train")
 # The views that are sections of a tab (`ui.tabs.experiments`): their tab, and the section's element.
 SECTIONS = {
     "Masks and heads": ("Experiments", "#masks-section"),
     "Positions": ("Experiments", "#positions-section"),
     "Trained vs untrained": ("Experiments", "#twins-section"),
+    "Contributions": ("Why?", "#contributions-section"),
+    "Census of the heads": ("Why?", "#census-section"),
+    "What each encoder layer already knows": ("Why?", "#lens-section"),
 }
 
 

@@ -180,10 +180,10 @@ def test_the_model_panel_says_which_device_runs_the_model():
         assert device_said("cuda:0").startswith("Runs on a GPU: ") and "(cuda:0)" in device_said("cuda:0")
 
 
-def test_the_tab_bar_holds_six_tabs_and_nothing_else(page):
+def test_the_tab_bar_holds_seven_tabs_and_nothing_else(page):
     """Issue 35: gradio numbers a tab by its place among everything the tab bar holds, and its bar by the tabs alone;
     two `gr.State`s made among the tabs shifted every later tab by two, so that a tab picked from the overflow menu
-    took another's place (shown twice, Share gone). The bar holds tabs only, and six of them fit one row."""
+    took another's place (shown twice, Share gone). The bar holds tabs only, and seven of them fit one row."""
     config = page.demo.get_config_file()
     kinds = {component["id"]: component["type"] for component in config["components"]}
 
@@ -193,9 +193,9 @@ def test_the_tab_bar_holds_six_tabs_and_nothing_else(page):
         return next((found for child in node.get("children", []) if (found := children_of(child, wanted))), None)
 
     held = children_of(config["layout"], page.tabs._id)
-    assert [kinds[child["id"]] for child in held] == ["tabitem"] * 6
-    assert list(page.tab_by_key) == ["attention", "inside", "walkthrough", "experiments", "beam", "train"]
-    assert page.tabs.overflow_behavior == "wrap"  # narrower than six tabs, a second row, never a menu
+    assert [kinds[child["id"]] for child in held] == ["tabitem"] * 7
+    assert list(page.tab_by_key) == ["attention", "inside", "why", "walkthrough", "experiments", "beam", "train"]
+    assert page.tabs.overflow_behavior == "wrap"  # narrower than seven tabs, a second row, never a menu
 
 
 def test_a_link_to_a_view_that_became_a_section_opens_its_tab(page):

@@ -6,6 +6,7 @@ data) or HTML out. No gradio and no torch here: arrays may be numpy arrays or to
 * `attention` — heatmap, every head as a grid, the three families side by side, alignment lines, thumbnails;
 * `tensors` — the stages of one step as strips, matrices and bars, and the architecture diagram;
 * `candidates` — the next-token candidates, and with and without silenced heads;
+* `contributions` — what made the next token: each piece's contribution beside the attention, the census of heads;
 * `positions` — the positional encoding table, its curves and the similarity of positions;
 * `beam` — the beam search tree;
 * `tokens` — a sentence's pieces as chips;
@@ -33,6 +34,7 @@ from .base import (
 )
 from .beam import beam_tree
 from .candidates import candidates_bar, compare_candidates
+from .contributions import census_grid, contribution_bars
 from .positions import position_similarity, positional_curves, positional_heatmap
 from .tensors import TensorPanel, architecture_diagram, tensor_panels_html
 from .tokens import token_chips_html
@@ -55,7 +57,9 @@ __all__ = [
     "axis_labels",
     "beam_tree",
     "candidates_bar",
+    "census_grid",
     "compare_candidates",
+    "contribution_bars",
     "enlarged",
     "escape_label",
     "position_similarity",

@@ -18,6 +18,7 @@ from .positions import PositionsTab
 from .train import TrainTab
 from .twins import TwinsTab
 from .walkthrough import WalkthroughTab
+from .why import why_tab
 
 
 def alone(panel: type[Panel]) -> Callable[[PageAccess], list[Panel]]:
@@ -28,6 +29,7 @@ def alone(panel: type[Panel]) -> Callable[[PageAccess], list[Panel]]:
 TABS: tuple[Callable[[PageAccess], list[Panel]], ...] = (
     alone(AttentionTab),
     alone(InsideTab),
+    why_tab,
     alone(WalkthroughTab),
     experiments,
     alone(BeamTab),

@@ -1,0 +1,157 @@
+"""The Why? tab: what made the token being chosen, beyond where the heads look (explorer.why;
+transformer.explain computes the numbers). Three sections: each piece's contribution beside the attention, the
+census of the heads (asked for with a button: it reruns the step once per head), and what each encoder layer
+already knows."""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from explorer import Explorer, ExplorerError, why
+from explorer.i18n import N_, _
+
+from ..i18n import T
+from ..panel import Frame, PageAccess, Panel, Updates, escaped
+from ..plot import Plot
+from ..runtime import LONG, QUICK
+from ..settings import control_values
+
+KEY = "why"
+HINT = N_(
+    "Attention shows where each head reads. These views ask what made the model choose its next token: how much each "
+    "piece contributed, which heads it cannot do without, and from which encoder layer on the answer is there."
+)
+NO_CONTRAST = N_("(no contrast: the token alone)")
+FOLLOWING = "census"  # the name of the census in `Explorer.following`: once run, it follows every step
+
+
+def why_tab(page: PageAccess) -> list[Panel]:
+    """The tab and its sections' panels."""
+    with page.tab(T("Why?"), KEY):
+        gr.Markdown(T(HINT), elem_classes="caption", elem_id="why-hint")
+        return [ContributionsSection(page), CensusSection(page), LensSection(page)]
+
+
+class ContributionsSection(Panel):
+    tab = KEY
+
+    def __init__(self, page: PageAccess):
+        super().__init__(page)
+        with page.section(T("Contributions"), "contributions"):
+            self.versus = gr.Dropdown(
+                [(T(NO_CONTRAST), "")], value="", label=T("Why this token and not…"), elem_id="why-versus"
+            )
+            self.plot = Plot(show_label=False, elem_id="contributions-plot")
+            self.text = gr.Markdown(elem_id="contributions-text")
+        self.outputs = [self.versus, self.plot, self.text]
+
+    def refresh(self, frame: Frame) -> Updates:
+        explorer = frame.explorer
+        figure, text = why.contributions_view(explorer, None)
+        choices = [(T(NO_CONTRAST), ""), *((label, str(token)) for label, token in why.versus_choices(explorer))]
+        return {self.versus: gr.update(choices=choices, value=""), self.plot: figure, self.text: text}
+
+    def cleared(self, message: str) -> Updates:
+        return {self.plot: None, self.text: ""}
+
+    def wire(self) -> None:
+        page = self.page
+        contrast = page.view_handler(self.contrasted, lambda error: {self.text: escaped(error)})
+        self.versus.input(
+            contrast, [*page.inputs, self.versus], [self.plot, self.text], api_visibility="private", **QUICK
+        )
+
+    def contrasted(self, explorer: Explorer, versus: str) -> Updates:
+        figure, text = why.contributions_view(explorer, int(versus) if str(versus).isdigit() else None)
+        return {self.plot: figure, self.text: text}
+
+
+class CensusSection(Panel):
+    tab = KEY
+
+    def __init__(self, page: PageAccess):
+        super().__init__(page)
+        with page.section(T("Census of the heads"), "census"):
+            self.hint = gr.Markdown(T(why.CENSUS_HINT), elem_id="census-hint")
+            self.button = gr.Button(T("Silence each head in turn"), elem_id="census-btn")
+            self.plot = Plot(show_label=False, elem_id="census-plot", visible=False)
+            self.text = gr.Markdown(elem_id="census-text")
+            with gr.Row():
+                self.head = gr.Dropdown([], label=T("A head, by its effect"), elem_id="census-head", scale=3)
+                self.open = gr.Button(T("Open its heatmap, silenced"), elem_id="census-open", scale=1)
+        self.outputs = [self.plot, self.text, self.head]
+
+    def refresh(self, frame: Frame) -> Updates:
+        if FOLLOWING not in frame.explorer.following:
+            return {}
+        return self.census(frame.explorer)
+
+    def census(self, explorer: Explorer) -> Updates:
+        figure, text, choices = why.census_view(explorer, why.census_of(explorer))
+        return {
+            self.plot: gr.update(value=figure, visible=True),
+            self.text: text,
+            self.head: gr.update(choices=choices, value=choices[0][1] if choices else None),
+        }
+
+    def cleared(self, message: str) -> Updates:
+        return {self.plot: gr.update(value=None, visible=False), self.text: ""}
+
+    def wire(self) -> None:
+        page = self.page
+        asked = page.view_handler(self.asked, lambda error: {self.text: escaped(error)})
+        self.button.click(asked, page.inputs, [self.plot, self.text, self.head], api_visibility="private", **LONG)
+        opened = page.action(self.opened_head, extra=1)
+        outputs = [page.tab_opener, *(page.control(n) for n in ("family", "layer", "head", "silenced")), *page.outputs]
+        self.open.click(
+            lambda explorer, *values: self.opening(opened(explorer, *values)),
+            [page.explorer, self.head, *page.inputs[1:]],
+            list(dict.fromkeys(outputs)),
+            api_visibility="private",
+            **QUICK,
+        )
+
+    def asked(self, explorer: Explorer) -> Updates:
+        """The button: the census, followed from now on."""
+        explorer.following.add(FOLLOWING)
+        return self.census(explorer)
+
+    @staticmethod
+    def opened_head(explorer: Explorer, choice: str | None) -> None:
+        """The head chosen ("family:layer:head"), silenced, its heatmap open, and the comparison with every head
+        followed (Masks and heads)."""
+        try:
+            family, layer, head = str(choice).split(":")
+            ref = (family, int(layer), int(head))
+        except ValueError:
+            raise ExplorerError(_("choose a head first")) from None
+        state = explorer.state
+        explorer.update(
+            tab="attention", family=family, layer=ref[1], head=ref[2], grid=False, silenced=state.silenced | {ref}
+        )
+        explorer.following.add("silenced")
+
+    def opening(self, updates: Updates) -> Updates:
+        page = self.page
+        explorer = updates.get(page.explorer)
+        if isinstance(explorer, Explorer) and explorer.state.tab == "attention":
+            updates |= page.opening("attention")
+            values = control_values(explorer.state)
+            updates |= {page.control(name): values[name] for name in ("family", "layer", "head", "silenced")}
+        return updates
+
+
+class LensSection(Panel):
+    tab = KEY
+
+    def __init__(self, page: PageAccess):
+        super().__init__(page)
+        with page.section(T("What each encoder layer already knows"), "lens"):
+            self.text = gr.Markdown(elem_id="lens-text")
+        self.outputs = [self.text]
+
+    def refresh(self, frame: Frame) -> Updates:
+        return {self.text: why.lens_view(frame.explorer, frame.worked)}
+
+    def cleared(self, message: str) -> Updates:
+        return {self.text: ""}
