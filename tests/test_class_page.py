@@ -53,6 +53,22 @@ def test_the_teacher_gets_a_code_a_qr_code_and_a_link_for_students(panel, teachi
     assert seat["code"] in banner and "data:image/svg+xml" in banner and "0 connected · 0 following" in banner
 
 
+def test_the_teachers_counts_redrawn_every_few_seconds_stay_in_the_teachers_language(panel, registry):
+    """The projector's banner and tally, redrawn by the page's timer, in Chinese on a Chinese page (they came back
+    in English a few seconds after the class started)."""
+    explorer = Explorer(registry, STATE.replace(language="zh"))
+    seat = panel.started(explorer, REQUEST)[panel.seat]
+    panel.ask_handler(explorer, seat, "next", REQUEST)
+    counted = panel.counted(explorer, seat, REQUEST)
+    banner = counted[panel.banner]
+    assert "加入网址" in banner and "Join at" not in banner and "Class code" not in banner
+    tally = str(counted[panel.questions.tally])
+    assert "answers" not in tally and "something else" not in tally
+    assert "class-open" in tally  # until the reveal, the teacher's page covers the views too (assets/style.css)
+    panel.reveal_handler(explorer, seat, REQUEST)
+    assert "class-open" not in str(panel.counted(explorer, seat, REQUEST)[panel.questions.tally])
+
+
 def test_a_student_follows_the_teachers_view_in_its_own_language(panel, registry, teaching):
     explorer, seat = teaching
     code = read_seat(seat)["code"]
@@ -99,7 +115,9 @@ def test_one_answer_per_student_changeable_until_the_reveal(panel, registry, tea
     row = panel.classroom.store.find(code)
     question = panel.classroom.store.question(code, row.question)
     keys = [choice["key"] for choice in json.loads(question.body)["choices"]]
-    said = panel.answer_handler(None, student_seat, keys[0])[panel.page.status]
+    answered = panel.answer_handler(None, student_seat, keys[0])
+    said = answered[panel.page.status]
+    assert answered[panel.questions.said] == said  # under the choices too, where a phone's student looks
     assert said.startswith("Your answer is in")
     panel.answer_handler(None, student_seat, keys[1])
     assert panel.classroom.store.tally(code, row.question) == {keys[1]: 1}

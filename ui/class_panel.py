@@ -371,13 +371,14 @@ class ClassPanel(Panel):
         shown = self.showing(explorer, view) if view is not None else {}
         return shown | self.shown(seat, request) | self.noted(row, seat)
 
-    def counted(self, seat_value: str, request: gr.Request) -> Updates:
-        """The teacher's counts, redrawn every `COUNTS_S`."""
+    def counted(self, explorer: Explorer | None, seat_value: str, request: gr.Request) -> Updates:
+        """The teacher's counts, redrawn every `COUNTS_S`, in the teacher's language."""
         seat = read_seat(seat_value)
         row = self.classroom.store.find(seat.get("code", "")) if seat.get("role") == "teacher" else None
         if row is None:
             return {self.timer: gr.update(active=False)}
-        return {self.banner: self.banner_html(seat, request)} | self.questions.teacher_view(row)
+        with speaking(explorer.state.language if isinstance(explorer, Explorer) else "en"):
+            return {self.banner: self.banner_html(seat, request)} | self.questions.teacher_view(row)
 
     def ask_handler(self, explorer: Explorer | None, seat_value: str, kind: str, request: gr.Request) -> Updates:
         """Ask the class: a question about the teacher's step."""
@@ -408,9 +409,11 @@ class ClassPanel(Panel):
         seat = read_seat(seat_value)
         with speaking(explorer.state.language if isinstance(explorer, Explorer) else "en"):
             if seat.get("role") != "student":
-                return {self.page.status: _("There is no question to answer.")}
-            row = self.classroom.news(seat["code"], seat["student"], seat.get("following", False))
-            return {self.page.status: self.questions.answered(row, seat["student"], choice)}
+                said = _("There is no question to answer.")
+            else:
+                row = self.classroom.news(seat["code"], seat["student"], seat.get("following", False))
+                said = self.questions.answered(row, seat["student"], choice)
+            return {self.page.status: said, self.questions.said: said}  # where the student looks, and aloud
 
     # The students
 
@@ -551,7 +554,7 @@ class ClassPanel(Panel):
         reclaimed = uses_gpu(self.reclaimed)
         self.reopen_button.click(reclaimed, [page.explorer, self.reopen_box], self.view_outputs, **hidden, **QUICK)
         ticked = [self.banner, self.timer, self.questions.tally, self.questions.reveal]
-        self.timer.tick(self.counted, [self.seat], ticked, **hidden, **QUICK)
+        self.timer.tick(self.counted, [page.explorer, self.seat], ticked, **hidden, **QUICK)
         follow = uses_gpu(self.follow_handler)
         followed = self.follow.click(
             follow, [page.explorer, self.seat], self.view_outputs, trigger_mode="always_last", **hidden, **QUICK
@@ -577,7 +580,11 @@ class ClassPanel(Panel):
         revealed = uses_gpu(self.reveal_handler)
         questions.reveal.click(revealed, [page.explorer, self.seat], self.view_outputs, **hidden, **QUICK)
         questions.choice.input(
-            self.answer_handler, [page.explorer, self.seat, questions.choice], [page.status], **hidden, **QUICK
+            self.answer_handler,
+            [page.explorer, self.seat, questions.choice],
+            [page.status, questions.said],
+            **hidden,
+            **QUICK,
         )
 
     def on_opened(self, event: Any) -> None:

@@ -17,7 +17,7 @@ import gradio as gr
 from explorer import Explorer, ExplorerError
 from explorer.class_store import ClassRow
 from explorer.classroom import Classroom
-from explorer.i18n import _
+from explorer.i18n import _, ngettext
 from explorer.questions import KINDS, TITLES, Question, ask
 
 from .i18n import T
@@ -25,7 +25,8 @@ from .i18n import T
 
 def tally_html(question: Question, tally: dict[str, int], revealed: bool) -> str:
     """The question and a bar per choice with its count, for the projector; at the reveal, the right one marked
-    and why."""
+    and why. Until then it is marked open (`class-open`): the teacher's page, as a student's, covers what shows
+    the answer."""
     most = max(tally.values(), default=0) or 1
     rows = []
     for choice in question.choices:
@@ -37,10 +38,12 @@ def tally_html(question: Question, tally: dict[str, int], revealed: bool) -> str
             f'</span><span class="class-bar" style="width:{100 * count / most:.0f}%"></span>'
             f'<span class="class-count">{count}</span></div>'
         )
-    total = _("{count} answers").format(count=sum(tally.values()))
+    count = sum(tally.values())
+    total = ngettext("{count} answer", "{count} answers", count).format(count=count)
     why = f'<p class="class-why">{html.escape(question.explanation())}</p>' if revealed else ""
+    kind = "class-tally" if revealed else "class-tally class-open"
     return (
-        f'<div class="class-tally" role="status"><p class="class-question"><b>{html.escape(question.title())}</b> '
+        f'<div class="{kind}" role="status"><p class="class-question"><b>{html.escape(question.title())}</b> '
         f'{html.escape(question.text())}</p>{"".join(rows)}<p class="class-total">{html.escape(total)}</p>{why}</div>'
     )
 
@@ -69,6 +72,7 @@ class Questions:
         with gr.Group(visible=False, elem_id="class-question") as self.box:
             self.prompt = gr.HTML("", elem_id="class-prompt")
             self.choice = gr.Radio([], label=T("Your answer"), elem_id="class-choice")
+            self.said = gr.Markdown("", elem_id="class-said")  # "Your answer is in", under the choices (on a phone too)
 
     # The teacher
 
@@ -120,6 +124,7 @@ class Questions:
             self.box: gr.update(visible=True, elem_classes=asking),
             self.prompt: prompt,
             self.choice: gr.update(choices=choices, value=mine, interactive=not asked.revealed),
+            self.said: "",
         }
 
     def answered(self, row: ClassRow | None, student: str, choice: str) -> str:
@@ -132,7 +137,7 @@ class Questions:
 
     @property
     def student_outputs(self) -> list:
-        return [self.box, self.prompt, self.choice]
+        return [self.box, self.prompt, self.choice, self.said]
 
     @property
     def teacher_outputs(self) -> list:
