@@ -20,6 +20,7 @@ from transformer.worked import WorkedStep
 from . import figures, inside, render
 from .cache import SHARED, identity
 from .figures import TensorPanel
+from .figures.base import readable
 from .i18n import N_, _, current, ngettext
 from .session import Explorer
 
@@ -32,10 +33,14 @@ class Link:
     layer: int = 0
     head: int = 0
     position: int = 0
+    tab: str = "inside"  # the view it opens: Inside a step, or for the last section the Why? tab
 
     def state_fields(self) -> dict[str, int | str]:
-        """The `ExplorerState` fields that open this stage."""
+        """The `ExplorerState` fields that open this stage (or the view `tab`)."""
+        if self.tab != "inside":
+            return {"tab": self.tab}
         return {
+            "tab": self.tab,
             "stage": self.stage,
             "stage_layer": self.layer,
             "stage_head": self.head,
@@ -51,6 +56,7 @@ class Kind:
     heading: str  # in English (marked `N_`): `_(kind.heading)` where it is shown
     tensors: bool  # an HTML block of tensors (or the token chips)
     plot: bool  # a Plotly figure
+    opens: str = "inside"  # the view its button opens (`Link.tab`)
 
 
 SECTIONS = (
@@ -65,6 +71,7 @@ SECTIONS = (
     Kind("stacks", N_("9 · The stacks: the residual stream"), tensors=True, plot=False),
     Kind("output", N_("10 · Next-token probabilities"), tensors=False, plot=True),
     Kind("layers", N_("11 · What each layer would say"), tensors=True, plot=False),
+    Kind("explained", N_("12 · Attention is not the explanation"), tensors=False, plot=True, opens="why"),
 )
 KEYS = tuple(kind.key for kind in SECTIONS)
 
@@ -124,6 +131,7 @@ def links(thread: Thread) -> dict[str, Link]:
         "stacks": Link("stacks", position=read),
         "output": Link("output", position=read),
         "layers": Link("layers", position=read),
+        "explained": Link("layers", position=read, tab="why"),
     }
 
 
@@ -637,6 +645,56 @@ def layers_section(explorer: Explorer, thread: Thread) -> tuple[str, str, None]:
     return lens.format(said=said, known=known), tensors, None
 
 
+def explained_section(explorer: Explorer, thread: Thread) -> tuple[str, None, figures.Figure]:
+    """The tour followed the source piece read most: how much did it make the next token? (`explorer.why`)"""
+    from . import why  # (why draws with render, as the tour does)
+
+    found = why.contributions_of(explorer)
+    total = float(found.source.abs().sum() + found.target.abs().sum()) or 1.0
+    shares = found.source.numpy() / total
+    attention = thread.worked.decoder[-1].cross_attention.weights[:, -1].mean(0).float().cpu().numpy()
+    made = int(abs(shares).argmax())
+    token = quoted(why.piece(explorer, why.explained(explorer).token))
+    if made == thread.read:
+        verdict = _("Here the two agree: {read} also makes the largest share, {share}.").format(
+            read=quoted(thread.source[thread.read]), share=percent(abs(shares[made]))
+        )
+    else:
+        verdict = _(
+            "Here they disagree: {read} makes {read_share} of it, and the largest share, {share}, comes from {made}, "
+            "which the step reads with {made_attention} of its attention."
+        ).format(
+            read=quoted(thread.source[thread.read]),
+            read_share=percent(abs(shares[thread.read])),
+            share=percent(abs(shares[made])),
+            made=quoted(thread.source[made]),
+            made_attention=percent(float(attention[made])),
+        )
+    text = _(
+        "This tour followed {read}, the source piece the step reads most (the last decoder layer's cross-attention, "
+        "{attention} on average over the heads). But where a model looks is not what made its choice. *Integrated "
+        "gradients* measure what each piece contributes to the score of {token}: its embedding grows from zero to "
+        "its value, and the score's change is shared out among the pieces. {verdict} In all, {source} of the "
+        "contribution comes from the source sentence and {written} from the words already written. The *Why?* tab "
+        'shows every piece\'s share beside the attention, asks "why this token and not that one?", and silences '
+        "each head in turn."
+    ).format(
+        read=quoted(thread.source[thread.read]),
+        attention=percent(float(attention[thread.read])),
+        token=token,
+        verdict=verdict,
+        source=percent(found.source_share),
+        written=percent(1 - found.source_share),
+    )
+    snapshot = explorer.snapshot()
+    figure = figures.contribution_bars(
+        [readable(p) for p in snapshot.source_tokens], shares,
+        [readable(p) for p in snapshot.target_tokens], found.target.numpy() / total,
+        attention=attention, title=_("What made {token}: each piece's share, and the attention").format(token=token),
+    )  # fmt: skip
+    return text, None, figure
+
+
 WRITERS = {  # each section's writer, by its key (`Kind.key`)
     "tokens": tokens_section,
     "embedding": embedding_section,
@@ -649,4 +707,5 @@ WRITERS = {  # each section's writer, by its key (`Kind.key`)
     "stacks": stacks_section,
     "output": output_section,
     "layers": layers_section,
+    "explained": explained_section,
 }

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from transformer.explain import Census, Contributions, contributions, decoder_lens, first_knowing, head_census
+from transformer.model import ATTENTION_FAMILIES
 from transformer.worked import LayerPrediction, WorkedStep
 
 from . import figures
@@ -42,6 +43,7 @@ CENSUS_HINT = N_(
     "much the chosen token's probability changes, and ✕ marks a head without which the model chooses another token."
 )
 TOP_HEADS = 5  # the heads the census names in words
+FAMILIES = ATTENTION_FAMILIES  # the census's grids, in the order of its runs
 
 
 @dataclass(frozen=True)
@@ -196,7 +198,7 @@ def census_view(explorer: Explorer, census: Census) -> tuple[figures.Figure, str
     """The census as grids, in words, and the heads ranked as (label, "family:layer:head") choices."""
     config = explorer.checkpoint.model.config
     grids = []
-    for family in ("encoder", "decoder_self", "cross"):
+    for family in FAMILIES:
         rows = [h for h in census.heads if h.head[0] == family]
         changes = np.array([census.change(h) for h in rows]).reshape(config.n_layers(family), config.n_heads)
         flips = np.array([h.choice != census.token for h in rows]).reshape(changes.shape)

@@ -143,7 +143,11 @@ def test_a_pre_norm_model_is_toured_in_its_own_order(tmp_path):
 @pytest.mark.parametrize("key", walkthrough.KEYS)
 def test_each_link_opens_its_stage_at_the_sections_position(explorer, key):
     link = walkthrough.link(explorer, key)
-    opened = Explorer(explorer.registry, explorer.state.replace(tab="inside", **link.state_fields()))
+    opened = Explorer(explorer.registry, explorer.state.replace(**link.state_fields()))
+    if key == "explained":  # the last section opens the Why? tab, as it is
+        assert link.state_fields() == {"tab": "why"} and opened.state.stage == explorer.state.stage
+        return
+    assert opened.state.tab == "inside"
     _, text = inside.stage_view(opened)
     assert text
     if (link.stage.startswith("encoder") and link.stage != "encoder.embedding") or key == "embedding":
@@ -165,3 +169,16 @@ def test_an_imported_marian_model_is_toured_without_sending_its_vocabulary(maria
     assert f"{vocabulary:,} pieces" in sections["output"].text
     for section in sections.values():  # every figure is sentence-sized
         assert section.plot is None or all(t.x is None or len(t.x) <= 64 for t in section.plot.data)
+
+
+def test_the_last_section_sets_the_piece_the_tour_followed_against_what_made_the_token(explorer):
+    """Section 12: the source piece read most, its share of the contribution, and the largest share."""
+    from explorer import why
+
+    section = next(s for s in walkthrough.tour(explorer) if s.kind.key == "explained")
+    thread = walkthrough.thread_of(explorer)
+    found = why.contributions_of(explorer)
+    assert f"“{thread.source[thread.read]}”" in section.text and "Integrated" in section.text
+    assert ("the two agree" in section.text) == (int(found.source.abs().argmax()) == thread.read)
+    bars = [trace for trace in section.plot.data if trace.type == "bar"]
+    assert bars and all(len(trace.y) == len(explorer.snapshot().source_tokens) for trace in bars[:2])

@@ -60,57 +60,19 @@ def contribution_bars(
     """
     s, t = _shares(source_shares, len(source), "source_shares"), _shares(target_shares, len(target), "target_shares")
     source_labels, target_labels = axis_labels(source), axis_labels(target)
-    hover = _("%{y}<br>contribution %{x:.1%}<extra></extra>")
-
-    def bars(shares: np.ndarray, labels: list[str], axis: str, sign: int) -> dict:
-        """The pieces' shares of one sign (the others' bars empty): for the token, or against it."""
-        kept = np.where(shares * sign > 0, shares, 0.0)
-        name = _("contribution for the token") if sign > 0 else _("against it")
-        return trace(
-            "bar",
-            x=kept,
-            y=labels,
-            yaxis=axis,
-            orientation="h",
-            name=escape_label(name),
-            legendgroup=str(sign),
-            showlegend=axis == "y",
-            marker={"color": BAR_COLOR if sign > 0 else NEGATIVE},
-            hovertemplate=hover,
-        )
-
     data = [
-        bars(shares, labels, axis, sign)
+        _bars(shares, labels, axis, sign)
         for shares, labels, axis in ((s, source_labels, "y"), (t, target_labels, "y2"))
         for sign in (1, -1)
     ]
     marks = ((attention, _("attention, average of the heads"), "diamond"), (head_attention, head_name, "circle-open"))
-    for values, name, symbol in marks:
-        if values is None:
-            continue
-        weights = _shares(values, len(source), "attention")
-        data.append(
-            trace(
-                "scatter",
-                x=weights,
-                y=source_labels,
-                yaxis="y",
-                mode="markers",
-                name=escape_label(name),
-                marker={
-                    "symbol": symbol,
-                    "size": 10,
-                    "color": ACCENT if symbol == "circle-open" else ATTENTION_MARK,
-                    "line": {"width": 2},
-                },
-                hovertemplate=_("%{y}<br>attention %{x:.1%}<extra></extra>"),
-            )
-        )
+    data += [_marks(_shares(v, len(source), "attention"), source_labels, n, m) for v, n, m in marks if v is not None]
     rows = len(source) + len(target)
     split = len(target) / rows  # the source's panel above, as tall as its rows
     widest = float(max(np.abs(s).max(initial=0), np.abs(t).max(initial=0), 0.05))
-    if attention is not None:
-        widest = max(widest, float(np.max(_as_array(attention, 1, "attention"))))
+    for values in (attention, head_attention):
+        if values is not None:
+            widest = max(widest, float(np.max(_as_array(values, 1, "attention"))))
     low = -widest * 1.1 if min(s.min(initial=0), t.min(initial=0)) < 0 else 0
     axis = {"range": [low, widest * 1.1], "tickformat": ".0%", "showgrid": True, "zeroline": True}
     y_axis = {"type": "category", "autorange": "reversed", "showgrid": False}
@@ -132,6 +94,43 @@ def _cell(change: float, flipped: bool) -> str:
     return f"✕ {points}" if flipped else points
 
 
+def _bars(shares: np.ndarray, labels: list[str], axis: str, sign: int) -> dict:
+    """The pieces' shares of one sign (the others' bars empty): for the token, or against it."""
+    kept = np.where(shares * sign > 0, shares, 0.0)
+    name = _("contribution for the token") if sign > 0 else _("against it")
+    return trace(
+        "bar",
+        x=kept,
+        y=labels,
+        yaxis=axis,
+        orientation="h",
+        name=escape_label(name),
+        legendgroup=str(sign),
+        showlegend=axis == "y",
+        marker={"color": BAR_COLOR if sign > 0 else NEGATIVE},
+        hovertemplate=_("%{y}<br>contribution %{x:.1%}<extra></extra>"),
+    )
+
+
+def _marks(weights: np.ndarray, labels: list[str], name: str, symbol: str) -> dict:
+    """Attention weights as marks on the source's bars: the heads' average (a diamond), or one head (a ring)."""
+    return trace(
+        "scatter",
+        x=weights,
+        y=labels,
+        yaxis="y",
+        mode="markers",
+        name=escape_label(name),
+        marker={
+            "symbol": symbol,
+            "size": 10,
+            "color": ACCENT if symbol == "circle-open" else ATTENTION_MARK,
+            "line": {"width": 2},
+        },
+        hovertemplate=_("%{y}<br>attention %{x:.1%}<extra></extra>"),
+    )
+
+
 def census_grid(
     families: Sequence[tuple[str, Any, Any]],
     *,
@@ -146,56 +145,53 @@ def census_grid(
     """
     if not families:
         raise ValueError("families: at least one")
-    n = len(families)
     gap = 0.06
-    width = (1 - gap * (n - 1)) / n
+    width = (1 - gap * (len(families) - 1)) / len(families)
     data, layout = [], {}
-    widest = max(float(np.abs(_as_array(changes, 2, "changes")).max(initial=0)) for _, changes, _ in families)
-    limit = max(widest, 0.01)
     for i, (name, changes, flips) in enumerate(families):
-        z = _as_array(changes, 2, "changes")
-        flipped = np.asarray(flips, dtype=bool)
-        if flipped.shape != z.shape:
-            raise ValueError(f"flips: expected the shape {z.shape}, got {flipped.shape}")
         suffix = "" if i == 0 else str(i + 1)
-        layers = [_("layer {n}").format(n=layer) for layer in range(z.shape[0])]
-        heads = [str(head) for head in range(z.shape[1])]
-        text = [[_cell(z[r, c], flipped[r, c]) for c in range(z.shape[1])] for r in range(z.shape[0])]
-        data.append(
-            trace(
-                "heatmap",
-                z=z,
-                x=heads,
-                y=layers,
-                xaxis=f"x{suffix}",
-                yaxis=f"y{suffix}",
-                coloraxis="coloraxis",
-                text=text,
-                texttemplate="%{text}",
-                name=escape_label(name),
-                hovertemplate=escape_label(name) + _(" · %{y} · %{x}<br>probability change %{z:+.1%}<extra></extra>"),
-            )
-        )
+        data.append(_census_trace(name, _as_array(changes, 2, "changes"), np.asarray(flips, dtype=bool), suffix))
         start = i * (width + gap)
+        axis_title = {"text": f"{escape_label(name)} · {_('head')}"}
         layout[f"xaxis{suffix}"] = {
             "domain": _domain(start, start + width),
-            "side": "top",
-            "title": {"text": escape_label(name)},
+            "title": axis_title,
             "anchor": f"y{suffix}",
             "showgrid": False,
         }
         layout[f"yaxis{suffix}"] = {"autorange": "reversed", "showgrid": False, "anchor": f"x{suffix}"}
         if i:
             layout[f"yaxis{suffix}"]["showticklabels"] = False
-    rows = max(_as_array(changes, 2, "changes").shape[0] for _, changes, _ in families)
-    x_axis, y_axis = layout.pop("xaxis"), layout.pop("yaxis")
+    widest = max(float(np.abs(np.asarray(trace["z"])).max(initial=0)) for trace in data)
+    limit = max(widest, 0.01)
+    rows = max(len(trace["y"]) for trace in data)
     coloraxis = {
-        "colorscale": "RdBu",
+        "colorscale": CHANGE_COLORSCALE,
         "cmin": -limit,
         "cmid": 0,
         "cmax": limit,
         "colorbar": {"title": {"text": _("change")}, "tickformat": "+.0%", "len": 0.9},
     }
-    return _figure(
-        data, title, _clamp(120 + 44 * rows, 240, 560), xaxis=x_axis, yaxis=y_axis, coloraxis=coloraxis, **layout
+    x_axis, y_axis = layout.pop("xaxis"), layout.pop("yaxis")
+    height = _clamp(120 + 44 * rows, 240, 560)
+    return _figure(data, title, height, xaxis=x_axis, yaxis=y_axis, coloraxis=coloraxis, **layout)
+
+
+def _census_trace(name: str, z: np.ndarray, flipped: np.ndarray, suffix: str) -> dict:
+    """One family's grid: a row per layer, a column per head, each cell's change written in it."""
+    if flipped.shape != z.shape:
+        raise ValueError(f"flips: expected the shape {z.shape}, got {flipped.shape}")
+    text = [[_cell(z[r, c], flipped[r, c]) for c in range(z.shape[1])] for r in range(z.shape[0])]
+    return trace(
+        "heatmap",
+        z=z,
+        x=[str(head) for head in range(z.shape[1])],
+        y=[_("layer {n}").format(n=layer) for layer in range(z.shape[0])],
+        xaxis=f"x{suffix}",
+        yaxis=f"y{suffix}",
+        coloraxis="coloraxis",
+        text=text,
+        texttemplate="%{text}",
+        name=escape_label(name),
+        hovertemplate=escape_label(name) + _(" · %{y} · head %{x}<br>change %{z:+.1%}<extra></extra>"),
     )

@@ -8,14 +8,25 @@ from typing import Any
 import gradio as gr
 from gradio.components import Component
 
-from explorer import inside
+from explorer import Explorer, inside
 from explorer.i18n import N_
 
 from ..i18n import T, with_browser_words
 from ..panel import Frame, PageAccess, Panel, Updates
 from ..plot import Plot
+from ..runtime import QUICK
 from ..settings import DEFAULTS
 
+# After a button far down the page opened a view (a walkthrough section's button its stage in Inside a step; Inside a
+# step's the Why? tab): the page scrolls back up to the tabs. The tab's content is laid out a frame or two after the
+# answer (the page is short until then, and could not scroll), so it scrolls then, and once more a little later.
+SHOW_STAGE_JS = """() => {
+    const show = () => document.querySelector("#views").scrollIntoView({block: "start"});
+    requestAnimationFrame(() => requestAnimationFrame(show));
+    setTimeout(show, 250);
+}"""
+
+WHY = N_("What made this token? Its contributions, the heads it needs, what each encoder layer knows: Why? →")
 HINT = N_(
     "Every number the model computes for the next token, with this sentence's values: click a block of the "
     "architecture (the paper's Figure 1) or choose it below the diagram, then a layer and a head. Hover a strip or "
@@ -122,6 +133,7 @@ class InsideTab(Panel):
                     self.position = page.setting("stage_position", position)
                     self.text = gr.Markdown(elem_id="inside-text")
                     self.plot = gr.HTML(elem_id="inside-plot", js_on_load=HOVER_JS + DIAGRAM_JS)
+                    self.why = gr.Button(T(WHY), size="sm", elem_id="inside-why", elem_classes="walkthrough-link")
         self.outputs = [self.diagram, self.text, self.plot]
         self.controls = [self.layer, self.head, self.position]
 
@@ -148,4 +160,14 @@ class InsideTab(Panel):
         return {self.plot: "", self.text: ""}
 
     def wire(self) -> None:
-        self.page.on_input(self.stage, self.layer, self.head, self.position)
+        page = self.page
+        page.on_input(self.stage, self.layer, self.head, self.position)
+        opened = page.action(lambda explorer: explorer.update(tab="why"))
+
+        def open_why(explorer, *values) -> Updates:
+            updates = opened(explorer, *values)
+            return updates | page.opening("why") if isinstance(updates.get(page.explorer), Explorer) else updates
+
+        self.why.click(open_why, page.inputs, [page.tab_opener, *page.outputs], api_visibility="private", **QUICK).then(
+            None, None, None, js=SHOW_STAGE_JS, api_visibility="private"
+        )

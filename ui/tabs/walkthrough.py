@@ -16,7 +16,7 @@ from ..i18n import T
 from ..panel import Frame, PageAccess, Panel, Updates
 from ..plot import Plot
 from ..runtime import QUICK
-from .inside import HOVER_JS
+from .inside import HOVER_JS, SHOW_STAGE_JS
 
 HINT = N_(
     "A tour of the computation of the next token, stage by stage, for a student who has read the paper once. "
@@ -25,14 +25,11 @@ HINT = N_(
 )
 LATEX = [{"left": "$", "right": "$", "display": False}]
 
-# After a section's button opened Inside a step: the page scrolls back up to the tabs, where the stage is shown (the
-# button was far down the tour). The tab's content is laid out a frame or two after the answer (the page is short
-# until then, and could not scroll), so it scrolls then, and once more a little later.
-SHOW_STAGE_JS = """() => {
-    const show = () => document.querySelector("#views").scrollIntoView({block: "start"});
-    requestAnimationFrame(() => requestAnimationFrame(show));
-    setTimeout(show, 250);
-}"""
+
+OPENS = {  # a section's button, by the view it opens (`walkthrough.Kind.opens`)
+    "inside": N_("Open this stage in Inside a step →"),
+    "why": N_("Open the Why? tab →"),
+}
 
 
 class Section:
@@ -44,7 +41,7 @@ class Section:
         self.tensors = gr.HTML(elem_id=f"walkthrough-{kind.key}-tensors", js_on_load=HOVER_JS) if kind.tensors else None
         self.plot = Plot(show_label=False, elem_id=f"walkthrough-{kind.key}-plot") if kind.plot else None
         self.link = gr.Button(
-            T("Open this stage in Inside a step →"),
+            T(OPENS[kind.opens]),
             size="sm",
             elem_id=f"walkthrough-{kind.key}-link",
             elem_classes="walkthrough-link",
@@ -96,16 +93,18 @@ class WalkthroughTab(Panel):
         page = self.page
 
         def act(explorer: Explorer) -> None:
-            explorer.update(tab="inside", **walkthrough.link(explorer, key).state_fields())
+            explorer.update(**walkthrough.link(explorer, key).state_fields())
 
         handler = page.action(act)
+        opens = next(kind.opens for kind in walkthrough.SECTIONS if kind.key == key)
 
         def open_stage(explorer, *values) -> Updates:
             updates = handler(explorer, *values)
             explorer = updates.get(page.explorer)
-            if isinstance(explorer, Explorer) and explorer.state.tab == "inside":
-                updates |= page.opening("inside")
-                updates[page.control("stage")] = explorer.state.stage
+            if isinstance(explorer, Explorer) and explorer.state.tab == opens:
+                updates |= page.opening(opens)
+                if opens == "inside":
+                    updates[page.control("stage")] = explorer.state.stage
             return updates
 
         return open_stage
