@@ -210,6 +210,30 @@ def test_next_moves_the_class_only_for_its_teacher_and_a_student_gets_the_note(l
         assert classes.classroom.store.find(code).moment == 1  # neither moved the class
 
 
+def test_moving_on_from_a_moments_question_reveals_it_so_that_no_page_stays_covered(lesson_page, registry):
+    """The built-in lesson asks at moment 2; Next to moment 3 (no question of its own) reveals it: the students' and
+    the projector's views were hidden by the open question for the rest of the lesson."""
+    from types import SimpleNamespace
+
+    from ui.class_panel import ClassPanel, read_seat
+    from ui.lesson_panel import LessonPanel
+
+    classes = next(p for p in lesson_page.panels if isinstance(p, ClassPanel))
+    lessons = next(p for p in lesson_page.panels if isinstance(p, LessonPanel))
+    request = SimpleNamespace(client=SimpleNamespace(host="10.9.8.6"), headers={}, session_hash="t")
+    teacher = Explorer(registry, ExplorerState(model="en-de", source="Hello!"))
+    seat = classes.started(teacher, request)[classes.seat]
+    code = read_seat(seat)["code"]
+    opened = lessons.handled(lessons.from_guide)(teacher, "", seat, request)
+    at_two = lessons.handled(lessons.went(1))(teacher, opened[lessons.data], seat, request)
+    asked = classes.classroom.store.find(code).question
+    assert not classes.classroom.store.question(code, asked).revealed
+    at_three = lessons.handled(lessons.went(1))(teacher, at_two[lessons.data], seat, request)
+    assert classes.classroom.store.find(code).moment == 2
+    assert classes.classroom.store.question(code, asked).revealed
+    assert "class-open" not in at_three[classes.questions.tally] and "✓" in at_three[classes.questions.tally]
+
+
 def test_the_handout_route_refuses_what_is_not_a_lesson(lesson_page, registry):
     from starlette.applications import Starlette
     from starlette.testclient import TestClient

@@ -94,6 +94,16 @@ class Questions:
             self.reveal: gr.update(interactive=not asked.revealed),
         }
 
+    def closed(self, row: ClassRow) -> dict:
+        """The class's question, if still open, revealed (the lesson moved on to a moment without one): the tally
+        with the answer marked, and the students' pages uncovered."""
+        asked = self.classroom.store.question(row.code, row.question) if row.question else None
+        if asked is None or asked.revealed:
+            return {}
+        self.classroom.store.reveal(row.code, row.question, self.classroom.clock())
+        found = self.classroom.store.find(row.code)
+        return self.teacher_view(found) if found is not None else {}
+
     def revealing(self, row: ClassRow) -> Question:
         """Close the class's question: the question, for the view that proves its answer."""
         asked = self.classroom.store.question(row.code, row.question) if row.question else None

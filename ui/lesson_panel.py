@@ -262,6 +262,8 @@ class LessonPanel(Panel):
             self.classes.classroom.lead(row, moved.state, lesson.compact(), at)
             if moment.question:
                 updates |= self.classes.questions.asked(moved, row.code, moment.question)
+            else:  # a question left open is answered as the lesson moves on: no page stays covered by it
+                updates |= self.classes.questions.closed(row)
         return updates
 
     def kept_in_class(self, lesson: Lesson | None, at: int, explorer: Explorer | None, seat: dict, request) -> None:

@@ -27,7 +27,7 @@ from .base import (
 NEGATIVE = "#e45756"  # a contribution against the token
 CHANGE_COLORSCALE = _scale(diverging.RdBu)  # red: the probability falls; white: no change; blue: it rises
 ATTENTION_MARK = "#2a3f5f"
-ROW_PX = 24
+ROW_PX = 30  # a piece's row: room for its label in the presentation layout's larger type too
 
 
 def _shares(values: Any, n: int, name: str) -> np.ndarray:
@@ -73,13 +73,13 @@ def contribution_bars(
     for values in (attention, head_attention):
         if values is not None:
             widest = max(widest, float(np.max(_as_array(values, 1, "attention"))))
-    low = -widest * 1.1 if min(s.min(initial=0), t.min(initial=0)) < 0 else 0
-    axis = {"range": [low, widest * 1.1], "tickformat": ".0%", "showgrid": True, "zeroline": True}
+    low = min(s.min(initial=0), t.min(initial=0)) * 1.2  # as far left as the largest share against the token
+    axis = {"range": [min(low, -0.02), widest * 1.1], "tickformat": ".0%", "showgrid": True, "zeroline": True}
     y_axis = {"type": "category", "autorange": "reversed", "showgrid": False}
     return _figure(
         data,
         title,
-        _clamp(110 + ROW_PX * rows, 260, 900),
+        _clamp(110 + ROW_PX * rows, 280, 1100),
         xaxis={**axis, "title": {"text": _("share of the contribution")}, "anchor": "y2"},
         yaxis={**y_axis, "domain": _domain(split + 0.04, 1.0), "title": {"text": _("source sentence")}},
         yaxis2={**y_axis, "domain": _domain(0.0, split), "anchor": "x", "title": {"text": _("written so far")}},
