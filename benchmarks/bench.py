@@ -95,14 +95,16 @@ def main(argv: list[str] | None = None) -> None:
 
 def documents(notes: Path | None, *, quick: bool) -> dict[str, str]:
     """The texts a report carries besides the numbers: the notes (`notes`; a full run's are docs/benchmark-notes.md)
-    and, in a full run, the classroom's section (docs/classroom.md, measured apart by `benchmarks.classroom`)."""
+    and, in a full run, the classroom's section (docs/classroom.md, measured apart by `benchmarks.classroom`) and the
+    Why? tab's (docs/why.md, by `benchmarks.why`)."""
     found = {}
     notes = notes or (None if quick else ROOT / "docs" / "benchmark-notes.md")
     if notes and notes.exists():
         found["notes"] = notes.read_text(encoding="utf-8")
-    classroom = ROOT / "docs" / "classroom.md"
-    if not quick and classroom.exists():
-        found["classroom"] = classroom.read_text(encoding="utf-8")
+    for key, name in (("classroom", "classroom.md"), ("why", "why.md")):  # measured apart: benchmarks.why too
+        path = ROOT / "docs" / name
+        if not quick and path.exists():
+            found[key] = path.read_text(encoding="utf-8")
     return found
 
 

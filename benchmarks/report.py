@@ -24,8 +24,8 @@ TEMPLATES.filters.update(
     kb=lambda n_bytes: f"{n_bytes / 1000:.1f}",
 )
 # What a run may leave out: the shipped model (a quick run of a checkout without it), the app (`--no-app`), and the
-# texts that a full run adds from docs/ (the classroom's section 8, the notes).
-OPTIONAL = ("greedy_shipped", "app", "classroom", "notes")
+# texts that a full run adds from docs/ (the classroom's section 8, the Why? tab's 9, the notes).
+OPTIONAL = ("greedy_shipped", "app", "classroom", "why", "notes")
 
 
 def render(results: dict) -> str:

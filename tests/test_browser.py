@@ -1072,6 +1072,12 @@ LATIN_ON_A_CHINESE_PAGE = set(
         "Helsinki-NLP",
         "pre-norm",
         "post-norm",
+        "Captum",  # the Why? tab: the library, and the authors of the methods it cites
+        "Sundararajan",
+        "Taly",
+        "Yan",
+        "DecoderLens",
+        "Langedijk",
     ]
 )
 WORDS_OF_THE_PAGE = """() => {  // the text of the page, and the words of the English pieces and output it shows

@@ -1,7 +1,7 @@
 """The tabs of the views, one module each, in the order of the tab bar (`TABS`).
 
 Each entry of `TABS` builds its tab and answers with the panels it made: one for a tab that is one view, several
-for the Experiments tab, whose views are its sections (`PageAccess.section`). Six tabs fit one row beside the
+for the Experiments tab, whose views are its sections (`PageAccess.section`). Seven tabs fit one row beside the
 controls at 1024 px as at 1400 px; where they do not (a phone), they wrap onto a second row: every view stays one
 click away.
 """
