@@ -2,8 +2,9 @@
 
 For each model the page explores (en-de, zh-en, numbers-de, a model trained in the Train tab, and an opus-mt-sized
 model: 6+6 layers, d_model 512, 8 heads, a vocabulary of 58,101, random weights, as `benchmarks.model_pair` builds
-it), at a step a few pieces into the translation of a sentence of about 20 pieces: the server's CPU time (this
-process's, all threads) of each view computed afresh (the shared cache off), the median of the repeats:
+it), at three steps (`STEPS`) of the translation of a sentence of about 20 pieces: the server's CPU time (this
+process's, with the app's one PyTorch thread) of each view computed afresh, not from the shared cache, the median of
+the repeats:
 
 - contributions: integrated gradients, with the gradients computed and the completeness gap reached;
 - the census of the heads: one run per head;
@@ -35,7 +36,7 @@ SENTENCES = {  # about 20 pieces each, for the models that read words
     "zh-en": "我们明天早上八点在火车站见面，然后一起坐车去看望住在乡下的奶奶。",
     "numbers-de": "nine hundred and ninety-nine thousand nine hundred and ninety-nine",
 }
-STEP = 4  # the pieces written before the step explained
+STEPS = (1, 4, 8)  # the steps explained: the pieces written before each
 
 
 def cpu_ms(run) -> float:
@@ -56,20 +57,26 @@ def prefix(model: Transformer, source: list[int], n: int) -> list[int]:
 
 
 def measured(name: str, model: Transformer, source: list[int], repeats: int) -> dict:
+    """The views' CPU at each of `STEPS`: the medians over the steps of the medians of the repeats."""
     model.eval().requires_grad_(False)
-    target = prefix(model, source, STEP)
-    with torch.inference_mode():
-        logits = model(torch.tensor([source]), torch.tensor([target])).logits[0, -1]
-    token = int(logits.argmax())
-    row: dict = {"model": name, "source_pieces": len(source), "target_pieces": len(target)}
-    found = contributions(model, source, target, token)  # (warm: Captum imported, the kernels loaded)
-    times = [cpu_ms(lambda: contributions(model, source, target, token)) for _ in range(repeats)]
-    row |= {"contributions_ms": round(statistics.median(times), 1), "gradients": found.steps, "gap": found.gap}
-    times = [cpu_ms(lambda: head_census(model, source, target, token=token)) for _ in range(repeats)]
-    heads = len(head_census(model, source, target, token=token).heads)
-    row |= {"census_ms": round(statistics.median(times), 1), "heads": heads}
-    times = [cpu_ms(lambda: decoder_lens(model, source, target, token=token)) for _ in range(repeats)]
-    row["lens_ms"] = round(statistics.median(times), 1)
+    row: dict = {"model": name, "source_pieces": len(source)}
+    found: dict[str, list] = {"contributions_ms": [], "gradients": [], "gap": [], "census_ms": [], "lens_ms": []}
+    for step in STEPS:
+        target = prefix(model, source, step)
+        with torch.inference_mode():
+            token = int(model(torch.tensor([source]), torch.tensor([target])).logits[0, -1].argmax())
+        explained = contributions(model, source, target, token)  # (warm: Captum imported, the kernels loaded)
+        times = [cpu_ms(lambda: contributions(model, source, target, token)) for _ in range(repeats)]  # noqa: B023
+        found["contributions_ms"].append(statistics.median(times))
+        found["gradients"].append(explained.steps)
+        found["gap"].append(explained.gap)
+        times = [cpu_ms(lambda: head_census(model, source, target, token=token)) for _ in range(repeats)]  # noqa: B023
+        found["census_ms"].append(statistics.median(times))
+        times = [cpu_ms(lambda: decoder_lens(model, source, target, token=token)) for _ in range(repeats)]  # noqa: B023
+        found["lens_ms"].append(statistics.median(times))
+    row["heads"] = len(head_census(model, source, prefix(model, source, 1)).heads)
+    for key, values in found.items():
+        row[key] = [round(v, 4 if key == "gap" else 1) for v in values]
     return row
 
 
@@ -85,7 +92,7 @@ def trained_toy() -> tuple[Transformer, list[int]]:
     return run.model, run.tokenizer.encode_source(source)
 
 
-def run(*, quick: bool, threads: int = 2) -> dict:
+def run(*, quick: bool, threads: int = 1) -> dict:
     torch.set_num_threads(threads)
     repeats = 1 if quick else 5
     rows = []
@@ -101,13 +108,13 @@ def run(*, quick: bool, threads: int = 2) -> dict:
     generator = torch.Generator().manual_seed(5)
     source = [*torch.randint(10, FULL.vocab, (19,), generator=generator).tolist(), opus.config.eos_id]
     rows.append(measured("opus-mt-sized (6+6 layers, d_model 512, random weights)", opus, source, repeats))
-    return {"environment": environment(threads), "step": STEP, "repeats": repeats, "rows": rows}
+    return {"environment": environment(threads), "steps": STEPS, "repeats": repeats, "rows": rows}
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.why", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=1, help="PyTorch's threads (the app's default: 1)")
     parser.add_argument("--out", type=Path, default=None, help="default: docs/why/why-speed.json (full run)")
     args = parser.parse_args(argv)
     results = run(quick=args.quick, threads=args.threads)

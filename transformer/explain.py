@@ -36,12 +36,12 @@ from .worked import LayerPrediction
 # Integrated gradients (`contributions`): the score read at `SCAN` + 1 points along the path, and again `REFINE` times
 # where it jumps; the path cut into `SEGMENTS` segments of `STEPS` points each (Gauss–Legendre, Captum's default
 # rule); the worst segments halved, `ROUNDS` times at most, until the completeness gap is at most `GAP`.
-SEGMENTS = 8
-STEPS = 4
-ROUNDS = 4
+SEGMENTS = 16
+STEPS = 2
+ROUNDS = 6
 GAP = 0.01
 SCAN = 16
-REFINE = 4
+REFINE = 2
 PLAIN = ModelSwitches()  # the model as trained: both masks on, positions on, no head silenced
 
 
@@ -199,7 +199,7 @@ def adaptive_integral(
         errors = source.sum(1) + target.sum(1) - (high - low)  # each segment's own completeness gap
         if abs(float(errors.sum())) <= GAP * abs(float(scores[-1] - scores[0])):
             break
-        worst = errors.abs().topk(min(segments, len(errors))).indices
+        worst = errors.abs().topk(min(segments // 2, len(errors))).indices  # the worst half, at most
         worst = worst[errors.abs()[worst] >= 0.25 * errors.abs().max()]
         kept = torch.ones(len(starts), dtype=torch.bool)
         kept[worst] = False
