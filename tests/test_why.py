@@ -175,3 +175,30 @@ def test_a_head_from_the_census_opens_its_heatmap_silenced(page):
     assert updates[page.tab_opener].startswith("attention ")
     failed = page.action(census.opened_head, extra=1)(explorer, None, *values())
     assert failed[page.status] == "choose a head first"
+
+
+def test_every_view_works_for_an_imported_marian_model_and_a_model_trained_in_the_train_tab(marian, tmp_path):
+    """opus-mt (a tiny Marian model built with transformers: both embedding layouts) and a Train tab run's model,
+    each through every view of the tab; completeness holds where the score changes."""
+    from explorer import ModelRegistry
+    from transformer.checkpoint import save_checkpoint
+    from transformer.marian import load_marian
+    from transformer.training.live import LiveRun, LiveSetup
+
+    folder, _ = marian
+    save_checkpoint(load_marian(folder), tmp_path / "marian")
+    run = LiveRun(LiveSetup(task="copy", layers=1, heads=2, d_model=32, batch_size=16, seed=2))
+    for _ in range(5):
+        run.train_step()
+    save_checkpoint(run.checkpoint(name="copy"), tmp_path / "copy")
+    registry = ModelRegistry(tmp_path)
+    for name, source in (("marian", "The weather is nice today."), ("copy", "31415")):
+        explorer = Explorer(registry, ExplorerState(model=name, source=source))
+        explorer.step()
+        figure, text = why.contributions_view(explorer, None)
+        found = why.contributions_of(explorer)
+        assert figure.data and "from the source sentence" in text
+        assert found.gap <= GAP or abs(found.score - found.baseline) < 0.1
+        census_figure, _text, choices = why.census_view(explorer, why.census_of(explorer))
+        assert len(choices) == len(why.census_of(explorer).heads) and census_figure.data
+        assert "DecoderLens" in why.lens_view(explorer, inside.worked_step(explorer))
