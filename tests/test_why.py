@@ -202,3 +202,18 @@ def test_every_view_works_for_an_imported_marian_model_and_a_model_trained_in_th
         census_figure, _text, choices = why.census_view(explorer, why.census_of(explorer))
         assert len(choices) == len(why.census_of(explorer).heads) and census_figure.data
         assert "DecoderLens" in why.lens_view(explorer, inside.worked_step(explorer))
+
+
+def test_the_census_button_reports_its_progress_head_by_head(page, registry):
+    """Gradio gives the button's handler a `gr.Progress` (its parameter's default): it hears every head."""
+    import inspect
+
+    import gradio as gr
+
+    census = panel_of(page, CensusSection)
+    handler = census.asked_handler()
+    assert isinstance(inspect.signature(handler).parameters["progress"].default, gr.Progress)
+    heard = []
+    explorer = Explorer(registry, STATE.replace(source="seven hundred and one"))
+    handler(explorer, lambda fraction, desc: heard.append((fraction, desc)), *values(source="seven hundred and one"))
+    assert heard[-1] == (1.0, f"head {len(heard)} of {len(heard)}") and len(heard) == 24

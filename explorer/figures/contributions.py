@@ -152,7 +152,8 @@ def census_grid(
         suffix = "" if i == 0 else str(i + 1)
         data.append(_census_trace(name, _as_array(changes, 2, "changes"), np.asarray(flips, dtype=bool), suffix))
         start = i * (width + gap)
-        axis_title = {"text": f"{escape_label(name)} · {_('head')}"}
+        # the family's name on two lines, and "head" under it: three grids share a narrow column on a projector
+        axis_title = {"text": f"{escape_label(name).replace(' ', '<br>', 1)}<br>{_('head')}"}
         layout[f"xaxis{suffix}"] = {
             "domain": _domain(start, start + width),
             "title": axis_title,

@@ -5,6 +5,8 @@ already knows."""
 
 from __future__ import annotations
 
+import threading
+
 import gradio as gr
 
 from explorer import Explorer, ExplorerError, why
@@ -13,7 +15,7 @@ from explorer.i18n import N_, _
 from ..i18n import T
 from ..panel import Frame, PageAccess, Panel, Updates, escaped
 from ..plot import Plot
-from ..runtime import LONG, QUICK
+from ..runtime import APART, LONG, QUICK
 from ..settings import control_values
 
 KEY = "why"
@@ -86,8 +88,8 @@ class CensusSection(Panel):
             return {}
         return self.census(frame.explorer)
 
-    def census(self, explorer: Explorer) -> Updates:
-        figure, text, choices = why.census_view(explorer, why.census_of(explorer))
+    def census(self, explorer: Explorer, progress=None) -> Updates:
+        figure, text, choices = why.census_view(explorer, why.census_of(explorer, progress))
         return {
             self.plot: gr.update(value=figure, visible=True),
             self.text: text,
@@ -99,8 +101,9 @@ class CensusSection(Panel):
 
     def wire(self) -> None:
         page = self.page
-        asked = page.view_handler(self.asked, lambda error: {self.text: escaped(error)})
-        self.button.click(asked, page.inputs, [self.plot, self.text, self.head], api_visibility="private", **LONG)
+        self.button.click(
+            self.asked_handler(), page.inputs, [self.plot, self.text, self.head], api_visibility="private", **LONG
+        )
         opened = page.action(self.opened_head, extra=1)
         outputs = [page.tab_opener, *(page.control(n) for n in ("family", "layer", "head", "silenced")), *page.outputs]
         self.open.click(
@@ -111,10 +114,33 @@ class CensusSection(Panel):
             **QUICK,
         )
 
-    def asked(self, explorer: Explorer) -> Updates:
-        """The button: the census, followed from now on."""
+    def asked_handler(self):
+        """The button's handler: the census, with a progress bar while it runs (opus-mt has 144 heads: 4 s of CPU),
+        followed from now on. (Gradio passes a `gr.Progress` to a parameter whose default is one.)"""
+        progress_of = threading.local()  # each user's event runs in a thread of its own
+
+        def asked(explorer: Explorer) -> Updates:
+            return self.asked(explorer, getattr(progress_of, "progress", None))
+
+        handler = self.page.view_handler(asked, lambda error: {self.text: escaped(error)})
+
+        def with_progress(explorer, progress=gr.Progress(), *values) -> Updates:  # noqa: B008 (gradio's own way)
+            progress_of.progress = None if APART else progress  # (ZeroGPU: the census runs in another process)
+            try:
+                return handler(explorer, *values)
+            finally:
+                progress_of.progress = None
+
+        return with_progress
+
+    def asked(self, explorer: Explorer, progress=None) -> Updates:
+        """The census, followed from now on; `progress(fraction, desc=…)` told as each head is silenced."""
         explorer.following.add(FOLLOWING)
-        return self.census(explorer)
+
+        def told(done: int, total: int) -> None:
+            progress(done / total, desc=_("head {done} of {total}").format(done=done, total=total))
+
+        return self.census(explorer, told if progress is not None else None)
 
     @staticmethod
     def opened_head(explorer: Explorer, choice: str | None) -> None:
