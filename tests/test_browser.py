@@ -1103,6 +1103,33 @@ def english_left(tab) -> list[str]:
     ]
 
 
+def test_the_why_tab_explains_the_step_and_the_census_opens_a_head_silenced(browser, app_url):
+    """Issue 39: the contributions beside the attention, a contrast with another candidate, the census asked for,
+    and an encoder head chosen from its list: the Attention tab opens on that head, which is silenced."""
+    state = ExplorerState(model="numbers-de", source="three hundred and forty-two", choices=(None,))
+    tab = opened(browser, app_url + "?state=" + state.to_link(), 1024, 768)
+    open_tab(tab, "Why?")
+    tab.wait_for_selector("#contributions-plot .js-plotly-plot")
+    assert "from the source sentence" in tab.locator("#contributions-text").inner_text()
+    tab.locator("#why-versus input").click()
+    tab.get_by_role("option").nth(1).click()  # the first candidate other than the token itself
+    tab.wait_for_function("() => document.querySelector('#contributions-plot .gtitle').textContent.startsWith('Why')")
+    tab.locator("#census-btn").click()
+    tab.wait_for_selector("#census-plot .js-plotly-plot")
+    tab.locator("#census-head input").click()
+    tab.get_by_role("option", name=re.compile("^encoder self-attention, layer 1, head 1 ")).click()
+    tab.locator("#census-open").click()
+    tab.wait_for_function(
+        "() => document.querySelector('#views [role=tab][aria-selected=true]').innerText === 'Attention'"
+    )
+    tab.wait_for_function("() => document.querySelector('#attention-family input[value=encoder]').checked")
+    # silenced: the page says so beside the output, whichever view is open (ui/switches.py)
+    tab.wait_for_function("() => /1 head silenced/.test(document.querySelector('#switched-off').innerText)")
+    open_tab(tab, "Masks and heads")
+    checked = tab.locator("#silenced-heads label:has(input:checked)")
+    assert checked.count() == 1 and "layer 1 · head 1" in checked.inner_text()
+
+
 def test_the_chinese_page_shows_no_english_text_through_a_whole_step(browser, app_url):
     """Issue 25: `?lang=zh`, a few Steps of the Chinese model, then every view: no English label, caption, message,
     figure title or walkthrough text is left (a string the code shows unmarked, or marked and not translated)."""

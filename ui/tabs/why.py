@@ -106,13 +106,13 @@ class CensusSection(Panel):
         )
         opened = page.action(self.opened_head, extra=1)
         outputs = [page.tab_opener, *(page.control(n) for n in ("family", "layer", "head", "silenced")), *page.outputs]
-        self.open.click(
-            lambda explorer, *values: self.opening(opened(explorer, *values)),
-            [page.explorer, self.head, *page.inputs[1:]],
-            list(dict.fromkeys(outputs)),
-            api_visibility="private",
-            **QUICK,
-        )
+        open_head = {
+            "fn": lambda explorer, *values: self.opening(opened(explorer, *values)),
+            "inputs": [page.explorer, self.head, *page.inputs[1:]],
+            "outputs": list(dict.fromkeys(outputs)),
+            "api_visibility": "private",
+        }
+        self.open.click(**open_head, **QUICK)
 
     def asked_handler(self):
         """The button's handler: the census, with a progress bar while it runs (opus-mt has 144 heads: 4 s of CPU),
