@@ -156,7 +156,8 @@ def contributions(
 
     integrated = IntegratedGradients(score)
     # Gradients, even where the caller runs in inference mode (the app does): ids and rows made here are ordinary.
-    with torch.inference_mode(False), torch.autocast(device.type, enabled=False):
+    # What Captum makes (its points on the path) goes where the model is, whatever PyTorch's default device.
+    with torch.inference_mode(False), torch.autocast(device.type, enabled=False), torch.device(device):
         src, tgt = _ids(src_ids, device).clone(), _ids(tgt_ids, device).clone()
         with torch.no_grad():
             source_rows = model.src_embed.tokens(src)  # (1, S, d)
@@ -201,7 +202,7 @@ def adaptive_integral(
             break
         worst = errors.abs().topk(min(segments // 2, len(errors))).indices  # the worst half, at most
         worst = worst[errors.abs()[worst] >= 0.25 * errors.abs().max()]
-        kept = torch.ones(len(starts), dtype=torch.bool)
+        kept = torch.ones(len(starts), dtype=torch.bool, device="cpu")
         kept[worst] = False
         middles = (starts[worst] + ends[worst]) / 2
         at_middles = read(middles)
@@ -225,7 +226,7 @@ def path_points(read: Callable[[Tensor], Tensor]) -> tuple[Tensor, Tensor]:
     times, at 3 more points inside each of the (at most 4) intervals where it changes most: where the score jumps,
     points a few thousandths apart. `read(alphas)` gives the score at a batch of points. Returns the points and
     their scores, in order."""
-    alphas = torch.linspace(0, 1, SCAN + 1, dtype=torch.float64)
+    alphas = torch.linspace(0, 1, SCAN + 1, dtype=torch.float64, device="cpu")  # (whatever PyTorch's default device)
     scores = read(alphas)
     for _ in range(REFINE):
         changes = scores.diff().abs()
@@ -234,7 +235,9 @@ def path_points(read: Callable[[Tensor], Tensor]) -> tuple[Tensor, Tensor]:
         if not len(steep):
             break
         width = (alphas[steep + 1] - alphas[steep])[:, None]
-        inside = (alphas[steep][:, None] + width * torch.tensor([0.25, 0.5, 0.75], dtype=alphas.dtype)).flatten()
+        inside = (
+            alphas[steep][:, None] + width * torch.tensor([0.25, 0.5, 0.75], dtype=alphas.dtype, device="cpu")
+        ).flatten()
         alphas, order = torch.cat([alphas, inside]).sort()
         scores = torch.cat([scores, read(inside)])[order]
     return alphas, scores
@@ -244,9 +247,9 @@ def segment_cuts(alphas: Tensor, scores: Tensor, n: int) -> Tensor:
     """The indices of at most n + 1 of the points read (`path_points`), the first and the last among them, that cut
     the path into segments each holding about an equal share of a measure that is half the path's length and half
     the score's change along it (its total variation)."""
-    variation = torch.cat([torch.zeros(1, dtype=alphas.dtype), scores.diff().abs().cumsum(0)])
+    variation = torch.cat([torch.zeros(1, dtype=alphas.dtype, device="cpu"), scores.diff().abs().cumsum(0)])
     measure = 0.5 * alphas + 0.5 * (variation / variation[-1] if variation[-1] > 0 else alphas)
-    wanted = torch.linspace(0, 1, n + 1, dtype=alphas.dtype)
+    wanted = torch.linspace(0, 1, n + 1, dtype=alphas.dtype, device="cpu")
     nearest = (measure[None, :] - wanted[:, None]).abs().argmin(1)
     nearest[0], nearest[-1] = 0, len(alphas) - 1
     return torch.unique(nearest)  # sorted, each once

@@ -50,7 +50,7 @@ class ContributionsSection(Panel):
     def refresh(self, frame: Frame) -> Updates:
         explorer = frame.explorer
         figure, text = why.contributions_view(explorer, None)
-        choices = [(T(NO_CONTRAST), ""), *((label, str(token)) for label, token in why.versus_choices(explorer))]
+        choices = [(_(NO_CONTRAST), ""), *((label, str(token)) for label, token in why.versus_choices(explorer))]
         return {self.versus: gr.update(choices=choices, value=""), self.plot: figure, self.text: text}
 
     def cleared(self, message: str) -> Updates:
