@@ -1103,9 +1103,9 @@ def english_left(tab) -> list[str]:
     ]
 
 
-def test_the_why_tab_explains_the_step_and_the_census_opens_a_head_silenced(browser, app_url):
+def test_the_why_tab_explains_the_step_and_a_click_on_the_census_opens_that_head_silenced(browser, app_url):
     """Issue 39: the contributions beside the attention, a contrast with another candidate, the census asked for,
-    and an encoder head chosen from its list: the Attention tab opens on that head, which is silenced."""
+    and a click on a cell of its encoder grid: the Attention tab opens on that head, which is silenced."""
     state = ExplorerState(model="numbers-de", source="three hundred and forty-two", choices=(None,))
     tab = opened(browser, app_url + "?state=" + state.to_link(), 1024, 768)
     open_tab(tab, "Why?")
@@ -1116,9 +1116,8 @@ def test_the_why_tab_explains_the_step_and_the_census_opens_a_head_silenced(brow
     tab.wait_for_function("() => document.querySelector('#contributions-plot .gtitle').textContent.startsWith('Why')")
     tab.locator("#census-btn").click()
     tab.wait_for_selector("#census-plot .js-plotly-plot")
-    tab.locator("#census-head input").click()
-    tab.get_by_role("option", name=re.compile("^encoder self-attention, layer 1, head 1 ")).click()
-    tab.locator("#census-open").click()
+    grid = tab.locator("#census-plot .xy .nsewdrag").bounding_box()  # the encoder's: 2 layers × 4 heads
+    tab.mouse.click(grid["x"] + grid["width"] * 3 / 8, grid["y"] + grid["height"] * 3 / 4)  # layer 1, head 1
     tab.wait_for_function(
         "() => document.querySelector('#views [role=tab][aria-selected=true]').innerText === 'Attention'"
     )

@@ -25,6 +25,21 @@ HINT = N_(
 )
 NO_CONTRAST = N_("(no contrast: the token alone)")
 FOLLOWING = "census"  # the name of the census in `Explorer.following`: once run, it follows every step
+# A click on a cell of the census's grids: the hidden `census-clicks` element's `select` event, with [the family's
+# grid, the layer, the head]. Plotly's own click event is listened to from the first press on the plot (its div is
+# drawn after this script runs; Plotly forgets its listeners only when the figure is purged, with `_ev`).
+CENSUS_CLICK_JS = """
+document.addEventListener("pointerdown", (event) => {
+    const plot = event.target.closest && event.target.closest("#census-plot .js-plotly-plot");
+    if (!plot || !plot.on || (plot._ev && plot._ev.censusListens)) return;
+    plot.on("plotly_click", (clicked) => {
+        const point = clicked.points && clicked.points[0];
+        if (!point || !Array.isArray(point.pointIndex)) return;
+        trigger("select", {index: [point.curveNumber, ...point.pointIndex], value: ""});
+    });
+    plot._ev.censusListens = true;
+}, true);
+"""
 
 
 def why_tab(page: PageAccess) -> list[Panel]:
@@ -77,6 +92,7 @@ class CensusSection(Panel):
             self.hint = gr.Markdown(T(why.CENSUS_HINT), elem_id="census-hint")
             self.button = gr.Button(T("Silence each head in turn"), elem_id="census-btn")
             self.plot = Plot(show_label=False, elem_id="census-plot", visible=False)
+            self.clicks = gr.HTML("", elem_id="census-clicks", js_on_load=CENSUS_CLICK_JS, padding=False)
             self.text = gr.Markdown(elem_id="census-text")
             with gr.Row():
                 self.head = gr.Dropdown([], label=T("A head, by its effect"), elem_id="census-head", scale=3)
@@ -113,6 +129,8 @@ class CensusSection(Panel):
             "api_visibility": "private",
         }
         self.open.click(**open_head, **QUICK)
+        # a click on a cell of the grid: that head, chosen in the list, then opened as the button opens it
+        self.clicks.select(self.clicked, None, [self.head], api_visibility="private", **QUICK).then(**open_head)
 
     def asked_handler(self):
         """The button's handler: the census, with a progress bar while it runs (opus-mt has 144 heads: 4 s of CPU),
@@ -141,6 +159,12 @@ class CensusSection(Panel):
             progress(done / total, desc=_("head {done} of {total}").format(done=done, total=total))
 
         return self.census(explorer, told if progress is not None else None)
+
+    @staticmethod
+    def clicked(event: gr.SelectData) -> str:
+        """The head of the grid's cell clicked, as the list of heads names it ("family:layer:head")."""
+        family, layer, head = event.index
+        return f"{why.FAMILIES[family]}:{layer}:{head}"
 
     @staticmethod
     def opened_head(explorer: Explorer, choice: str | None) -> None:
