@@ -54,6 +54,22 @@ def _device(model: Transformer) -> torch.device:
     return next(model.parameters()).device
 
 
+def _encode(model: Transformer, src: Tensor, switches: ModelSwitches, **more) -> EncoderOutput:
+    """`Transformer.encode` with the page's switches (`more`: its other arguments)."""
+    more.setdefault("silenced", switches.silenced)
+    return model.encode(src, padding_mask_on=switches.padding_mask_on, use_positions=switches.use_positions, **more)
+
+
+def _next_logits(model: Transformer, tgt: Tensor, encoded: EncoderOutput, switches: ModelSwitches, **more) -> Tensor:
+    """(B, V): the logits of the last target position, by `Transformer.decode` with the page's switches."""
+    more.setdefault("silenced", switches.silenced)
+    decoded = model.decode(
+        tgt, encoded, causal_mask_on=switches.causal_mask_on, use_positions=switches.use_positions, last_only=True,
+        **more,
+    )  # fmt: skip
+    return decoded.logits[:, -1]
+
+
 # ---- 1. Contributions ----------------------------------------------------------------------------------------
 
 
@@ -98,22 +114,8 @@ def score_of(
 ) -> Tensor:
     """The explained score for each batch row: log p(token) at the last target position, minus log p(versus)
     when given. `source_vectors`/`target_vectors` (B, L, d): the embedding rows to use instead of the table's."""
-    encoded = model.encode(
-        src,
-        padding_mask_on=switches.padding_mask_on,
-        silenced=switches.silenced,
-        use_positions=switches.use_positions,
-        token_vectors=source_vectors,
-    )
-    logits = model.decode(
-        tgt,
-        encoded,
-        causal_mask_on=switches.causal_mask_on,
-        silenced=switches.silenced,
-        use_positions=switches.use_positions,
-        token_vectors=target_vectors,
-        last_only=True,
-    ).logits[:, -1]
+    encoded = _encode(model, src, switches, token_vectors=source_vectors)
+    logits = _next_logits(model, tgt, encoded, switches, token_vectors=target_vectors)
     log_probabilities = torch.log_softmax(logits.float(), dim=-1)
     score = log_probabilities[:, token]
     return score if versus is None else score - log_probabilities[:, versus]
@@ -317,16 +319,12 @@ def head_census(
     device = _device(model)
     src, tgt = _ids(src_ids, device), _ids(tgt_ids, device)
     base = switches.silenced
-    flags = {"use_positions": switches.use_positions}
 
     def encoded(silenced: frozenset[HeadRef]) -> EncoderOutput:
-        return model.encode(src, padding_mask_on=switches.padding_mask_on, silenced=silenced, **flags)
+        return _encode(model, src, switches, silenced=silenced)
 
     def probabilities(memory: EncoderOutput, silenced: frozenset[HeadRef]) -> Tensor:
-        decoded = model.decode(
-            tgt, memory, causal_mask_on=switches.causal_mask_on, silenced=silenced, last_only=True, **flags
-        )
-        return torch.softmax(decoded.logits[0, -1].float(), dim=-1)
+        return torch.softmax(_next_logits(model, tgt, memory, switches, silenced=silenced)[0].float(), dim=-1)
 
     heads = every_head(model)
     found: list[SilencedHead] = []
@@ -364,29 +362,13 @@ def decoder_lens(
     src, tgt = _ids(src_ids, device), _ids(tgt_ids, device)
     n_layers = model.config.n_encoder_layers
     with torch.inference_mode(), torch.autocast(device.type, enabled=False):
-        layers = [
-            model.encode(
-                src,
-                padding_mask_on=switches.padding_mask_on,
-                silenced=switches.silenced,
-                use_positions=switches.use_positions,
-                layers=n,
-            )
-            for n in range(1, n_layers + 1)
-        ]
+        layers = [_encode(model, src, switches, layers=n) for n in range(1, n_layers + 1)]
         mask = layers[-1].memory_mask
         memories = EncoderOutput(
             torch.cat([layer.memory for layer in layers]),
             None if mask is None else mask.expand(n_layers, -1, -1, -1),
         )
-        logits = model.decode(
-            tgt.expand(n_layers, -1),
-            memories,
-            causal_mask_on=switches.causal_mask_on,
-            silenced=switches.silenced,
-            use_positions=switches.use_positions,
-            last_only=True,
-        ).logits[:, -1]
+        logits = _next_logits(model, tgt.expand(n_layers, -1), memories, switches)
         probabilities = torch.softmax(logits.float(), dim=-1)  # (N, V)
         token = int(probabilities[-1].argmax()) if token is None else token
         top = probabilities.topk(top_k, dim=-1)
