@@ -21,10 +21,10 @@ def decode_cached(model: Transformer, src: torch.Tensor, forced: list[int]) -> l
     logits = []
     with torch.inference_mode():
         encoded = model.encode(src)
-        cache, token = model.init_cache(encoded), torch.tensor([[model.config.decoder_start_id]])
+        cache, token = model.init_cache(encoded), src.new_tensor([[model.config.decoder_start_id]])
         for t in forced:
             out = model.decode(token, encoded, cache=cache)  # one new position, earlier K/V reused
-            cache, token = out.cache, torch.tensor([[t]])
+            cache, token = out.cache, src.new_tensor([[t]])
             logits.append(out.logits[0, -1].clone())  # copied as the recomputed side must: the same work
     return logits
 
@@ -37,7 +37,7 @@ def decode_recomputed(model: Transformer, src: torch.Tensor, forced: list[int]) 
         prefix = [model.config.decoder_start_id]
         for t in forced:
             # a copy of the last row: a view would keep every step's (1, T, vocab) logits alive (GBs at 128 steps)
-            logits.append(model.decode(torch.tensor([prefix]), encoded).logits[0, -1].clone())
+            logits.append(model.decode(src.new_tensor([prefix]), encoded).logits[0, -1].clone())
             prefix.append(t)
     return logits
 
@@ -49,7 +49,7 @@ def largest_difference(a: list[torch.Tensor], b: list[torch.Tensor]) -> float:
 
 def bench_cache(plan: Plan, ours: Transformer) -> list[dict]:
     """Per output length: milliseconds for the whole output each way, the speed-up, and how far the logits differ."""
-    src = torch.tensor(random_sources(ours.config, 1, seed=2, lengths=(20, 20)))
+    src = torch.tensor(random_sources(ours.config, 1, seed=2, lengths=(20, 20)), device=ours.logits_bias.device)
     rows = []
     for length in plan.lengths:
         forced = random_sources(ours.config, 1, seed=length, lengths=(length, length))[0][:length]

@@ -14,7 +14,7 @@ import torch
 
 from benchmarks.model_pair import random_sources
 from benchmarks.plan import Plan
-from benchmarks.timing import measure_pair, ratio
+from benchmarks.timing import measure_pair, ratio, synchronize
 from transformer.decoding import Decoding, Greedy
 from transformer.model import Transformer
 
@@ -22,19 +22,22 @@ from transformer.model import Transformer
 def ours_steps(model: Transformer, src: list[int], forced: list[int], attention: bool) -> float:
     """Seconds for len(forced) steps of the explorer's `Decoding` (after its encoder pass)."""
     decoding = Decoding(model, src, Greedy(), max_new_tokens=len(forced) + 1, return_attention=attention)
+    synchronize()
     start = time.perf_counter()
     for token in forced:
         decoding.step(force=token)
+    synchronize()
     return time.perf_counter() - start
 
 
 def hf_steps(hf, src: list[int], forced: list[int], attention: bool) -> float:
     """Seconds for the same steps with transformers: one forward call per token with the cache, as a user writes."""
     with torch.inference_mode():
-        ids = torch.tensor([src])
+        ids = torch.tensor([src], device=hf.device)
         encoded = hf.get_encoder()(input_ids=ids, output_attentions=attention)
+        synchronize()
         start = time.perf_counter()
-        past, token = None, torch.tensor([[hf.config.decoder_start_token_id]])
+        past, token = None, torch.tensor([[hf.config.decoder_start_token_id]], device=hf.device)
         for t in forced:
             out = hf(
                 encoder_outputs=encoded,
@@ -43,9 +46,10 @@ def hf_steps(hf, src: list[int], forced: list[int], attention: bool) -> float:
                 use_cache=True,
                 output_attentions=attention,
             )
-            past, token = out.past_key_values, torch.tensor([[t]])
+            past, token = out.past_key_values, torch.tensor([[t]], device=hf.device)
             probs = out.logits[0, -1].softmax(-1)  # what a step shows: the distribution and its top candidates
             probs.topk(10)
+        synchronize()
         return time.perf_counter() - start
 
 

@@ -8,6 +8,15 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import torch
+
+
+def synchronize() -> None:
+    """Wait until the GPU has done the work queued on it, where one is in use: a GPU's calls return before their work
+    is done, so a timing ends here (on the CPU alone this does nothing)."""
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+
 
 def measure(run: Callable[[], object], repeats: int, warmup: int = 1) -> list[float]:
     """Seconds per call of `run` after warm-up; a `run` that returns a float has timed itself (to leave out its
@@ -16,8 +25,10 @@ def measure(run: Callable[[], object], repeats: int, warmup: int = 1) -> list[fl
         run()
     times = []
     for _ in range(repeats):
+        synchronize()
         start = time.perf_counter()
         inner = run()
+        synchronize()
         times.append(inner if isinstance(inner, float) else time.perf_counter() - start)
     return times
 

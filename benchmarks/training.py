@@ -54,7 +54,7 @@ class TorchTransformer(torch.nn.Module):
     def forward(self, src: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tensor:
         pad = self.config.pad_id
         n = tgt_in.size(1)
-        causal = torch.ones(n, n, dtype=torch.bool).triu(1)  # True = may not attend (torch's convention)
+        causal = torch.ones(n, n, dtype=torch.bool, device=src.device).triu(1)  # True: may not attend (torch's way)
         y = self.transformer(
             self.embed_ids(src),
             self.embed_ids(tgt_in),
@@ -111,14 +111,15 @@ def throughput(model: torch.nn.Module, loss, batches: list, repeats: int) -> flo
     return sum(b[3] for b in batches) / seconds
 
 
-def bench_training(plan: Plan, config: TransformerConfig) -> dict:
-    """Both models' sizes and target tokens a second on the same batches."""
+def bench_training(plan: Plan, config: TransformerConfig, device: str = "cpu") -> dict:
+    """Both models' sizes and target tokens a second on the same batches, on `device`."""
     from transformer.training.train import batch_loss
 
     batches = [training_batch(config, plan.train_batch_tokens, seed) for seed in range(plan.train_steps)]
+    batches = [(*(tensor.to(device) for tensor in batch[:3]), batch[3]) for batch in batches]
     torch.manual_seed(0)
-    ours = Transformer(config).train()
-    theirs = TorchTransformer(config).train()
+    ours = Transformer(config).to(device).train()
+    theirs = TorchTransformer(config).to(device).train()
     repeats = max(1, plan.repeats - 2)
     ours_tps = throughput(ours, batch_loss, batches, repeats)
     theirs_tps = throughput(theirs, TorchTransformer.loss, batches, repeats)

@@ -24,10 +24,6 @@ import io
 from collections.abc import Iterator
 from pathlib import Path
 
-from babel import negotiate_locale
-from babel.messages.mofile import write_mo
-from babel.messages.pofile import read_po
-
 ROOT = Path(__file__).resolve().parent.parent
 LOCALE_DIR = ROOT / "locale"
 DOMAIN = "messages"
@@ -50,6 +46,9 @@ def translations(language: str) -> gettext.NullTranslations:
     language without a catalog, translate nothing."""
     if language == DEFAULT or language not in LANGUAGES or not catalog_path(language).is_file():
         return gettext.NullTranslations()
+    from babel.messages.mofile import write_mo  # Babel only where a catalog is read: English needs none
+    from babel.messages.pofile import read_po
+
     with catalog_path(language).open("rb") as file:
         catalog = read_po(file, locale=LANGUAGES[language], domain=DOMAIN)
     compiled = io.BytesIO()
@@ -96,6 +95,8 @@ def language_of(preferred: str | None) -> str:
         tag = part.split(";")[0].strip().replace("-", "_")
         if tag:
             wanted.append(tag)
+    from babel import negotiate_locale
+
     codes = {code: locale for code, locale in LANGUAGES.items()}
     available = [*codes, *codes.values()]
     found = negotiate_locale(wanted, available, sep="_") or negotiate_locale(
@@ -114,6 +115,8 @@ def language_of(preferred: str | None) -> str:
 def gradio_translations() -> dict[str, dict[str, str]]:
     """{language: {key: text}} for gr.I18n: each catalog's translations keyed by their English text, and the
     English text itself for English (the browser shows them as they are: no ICU formatting happens there)."""
+    from babel.messages.pofile import read_po
+
     english: dict[str, str] = {}
     by_language: dict[str, dict[str, str]] = {}
     for language in LANGUAGES:

@@ -522,10 +522,10 @@ def test_every_layer_and_head_at_a_glance_and_one_opens_large(page):
     shot(page, "thumbnails")
 
 
-def test_the_three_families_of_a_layer_side_by_side_step_together(page):
-    layer = page.locator("#attention-layer input[type=number]")
-    layer.fill("1")
-    layer.press("Enter")
+def test_the_three_families_of_a_layer_side_by_side_step_together(browser, app_url):
+    # Opened on layer 1 by its link: typing a layer is tested with the alignment lines (the layer the user picks)
+    layer_1 = ExplorerState(model="numbers-de", source="twenty-one", layer=1).to_link()
+    page = opened(browser, app_url + "?state=" + layer_1, 1280, 1600)
     page.wait_for_function("() => document.querySelector('#attention-plot .gtitle').textContent.includes('layer 1')")
     page.locator("#attention-view").get_by_text("three families side by side").click()
     page.wait_for_function(f"() => ({ROWS})().length === 3")
@@ -543,6 +543,7 @@ def test_the_three_families_of_a_layer_side_by_side_step_together(page):
     )
     assert page.evaluate(f"() => ({ROWS})()[0].y.length") == source_rows  # the encoder's rows stay
     shot(page, "three-families")
+    page.close()
 
 
 def test_cross_attention_as_alignment_lines(page):

@@ -25,16 +25,26 @@ PAIRS = [("Better late than never.", "Besser spät als nie."), ("Where is the st
 # --- pairs on disk ---------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["pairs.tsv", "pairs.tsv.gz"])
+@pytest.mark.parametrize("name", ["pairs.tsv", "pairs.tsv.xz", "pairs.tsv.gz"])
 def test_write_and_read_pairs_round_trip(tmp_path, name):
     write_pairs(tmp_path / name, PAIRS)
     assert read_pairs(tmp_path / name) == PAIRS
 
 
-def test_gzip_output_is_byte_identical(tmp_path):
-    write_pairs(tmp_path / "a.tsv.gz", PAIRS)
-    write_pairs(tmp_path / "b.tsv.gz", PAIRS)
-    assert (tmp_path / "a.tsv.gz").read_bytes() == (tmp_path / "b.tsv.gz").read_bytes()
+@pytest.mark.parametrize("suffix", [".xz", ".gz"])
+def test_compressed_output_is_byte_identical(tmp_path, suffix):
+    write_pairs(tmp_path / f"a.tsv{suffix}", PAIRS)
+    write_pairs(tmp_path / f"b.tsv{suffix}", PAIRS)
+    assert (tmp_path / f"a.tsv{suffix}").read_bytes() == (tmp_path / f"b.tsv{suffix}").read_bytes()
+
+
+def test_a_corpus_folder_is_read_whichever_way_its_splits_are_stored(tmp_path):
+    for split, suffix in zip(("train", "dev", "test"), (".tsv.xz", ".tsv.gz", ".tsv"), strict=True):
+        write_pairs(tmp_path / f"{split}{suffix}", PAIRS[: 1 + (split == "train")])
+    assert load_corpus(tmp_path) == {"train": PAIRS, "dev": PAIRS[:1], "test": PAIRS[:1]}
+    (tmp_path / "test.tsv").unlink()
+    with pytest.raises(FileNotFoundError, match="no test split"):
+        load_corpus(tmp_path)
 
 
 def test_write_pairs_refuses_tabs_and_read_pairs_refuses_lines_without_one(tmp_path):

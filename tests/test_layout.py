@@ -121,3 +121,24 @@ def test_no_function_is_long(path):
         and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
     ]
     assert not long
+
+
+# The tracked tree travels whole to a GPU machine with the wheels a run there needs (64 MiB together): it stays under
+# this, leaving 8 MiB for them (issue 40 §6). Corpora are xz, screenshots quantized (`pngquant --quality 80-98`).
+TREE_LIMIT_MIB = 56
+
+
+def test_the_tracked_tree_leaves_room_for_a_gpu_runs_wheels():
+    import subprocess
+
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=False)
+    if listed.returncode != 0:
+        pytest.skip("not a git checkout")
+    paths = [ROOT / name for name in listed.stdout.decode().split("\0") if name]
+    sizes = {path: path.stat().st_size for path in paths if path.is_file()}
+    total = sum(sizes.values()) / 2**20
+    largest = sorted(sizes, key=sizes.get, reverse=True)[:5]
+    assert total <= TREE_LIMIT_MIB, (
+        f"the tracked tree is {total:.1f} MiB, over {TREE_LIMIT_MIB}; its largest files: "
+        + ", ".join(f"{p.relative_to(ROOT)} ({sizes[p] / 2**20:.1f} MiB)" for p in largest)
+    )

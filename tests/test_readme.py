@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
 
 import pytest
+
+from benchmarks.real_app import CHROMIUM
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -115,28 +118,30 @@ def test_the_readme_links_every_page_of_docs():
     assert not [path.name for path in DOCS if path.resolve() not in linked]
 
 
-def collected(*options: str) -> str:
-    """The last line of `python -m pytest --collect-only` with `options`."""
-    import subprocess
-    import sys
-
-    command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *options]
-    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300).stdout.splitlines()[-1]
+FAST = "not slow and not browser"  # the README's selection of the fast tests
 
 
-@pytest.mark.slow
-def test_the_readme_gives_the_number_of_tests_the_suite_collects():
-    """ "runs N tests": the number `python -m pytest --collect-only` counts (the README said 640 when 671 ran),
-    wherever the README or a page of docs/ says it; and the number of fast tests the README's command for them runs."""
-    fast = re.search(r"`python -m pytest -m \"(not slow and not browser)\"` \(([\d,]+) tests", README)
+def test_the_readme_gives_the_number_of_tests_the_suite_collects(request):
+    """ "runs N tests": the number of tests the suite collects (the README said 640 when 671 ran), wherever the
+    README or a page of docs/ says it; and the number of fast tests the README's command for them runs. Counted from
+    this run's own collection (every worker of pytest-xdist collects them all), so in a run of the whole suite, or of
+    the fast tests alone."""
+    fast = re.search(rf"`python -m pytest -m \"{FAST}\"` \(([\d,]+) tests", README)
     assert fast, "the README says how to run the fast tests, and how many there are"
-    counted = re.search(r"(\d+)/\d+ tests collected", collected("-m", fast[1]))  # no browser test: Chromium or not
-    assert int(fast[2].replace(",", "")) == int(counted[1])
     pages = (README, *(path.read_text(encoding="utf-8") for path in DOCS))
     counts = [n for text in pages for n in re.findall(r"`python -m pytest` runs ([\d,]+) tests", text)]
     said = {int(n.replace(",", "")) for n in counts}
     assert said, "the README says how many tests there are"
-    everything = collected()
-    if "skipped" in everything:  # a machine without Chromium collects no browser test
-        pytest.skip("some test modules are skipped here: the count is CI's")
-    assert said == {int(re.search(r"(\d+) tests? collected", everything)[1])}
+    config, items = request.config, request.session.items
+    if config.args_source != pytest.Config.ArgsSource.TESTPATHS or config.option.keyword:
+        pytest.skip("counted in a run of the whole suite or of the fast tests, not of some files")
+    if config.option.markexpr == FAST:
+        assert int(fast[1].replace(",", "")) == len(items)
+        return
+    if config.option.markexpr:
+        pytest.skip("counted in a run of the whole suite or of the fast tests")
+    is_fast = [item.get_closest_marker("slow") is None and item.get_closest_marker("browser") is None for item in items]
+    assert int(fast[1].replace(",", "")) == sum(is_fast)
+    if not (Path(CHROMIUM).exists() and importlib.util.find_spec("playwright")):
+        pytest.skip("the browser tests are skipped here: the whole count is CI's")
+    assert said == {len(items)}

@@ -109,3 +109,14 @@ def test_a_probe_is_shown_as_the_model_reads_it(name):
     pieces = tuple(task.tokenizer.source_pieces(source))
     assert text_of(pieces) == source
     assert task.tokenizer.source_pieces(text_of(pieces)) == list(pieces)
+
+
+def test_the_months_written_out_are_those_the_dates_task_writes():
+    from datetime import date
+
+    from transformer.training.synthetic import long_date
+    from transformer.training.toy_tasks import ENGLISH_MONTHS, GERMAN_MONTHS
+
+    firsts = [date(2024, month, 1).toordinal() for month in range(1, 13)]
+    assert [long_date(day, "en").split()[0] for day in firsts] == ENGLISH_MONTHS  # "July 1, 2024"
+    assert [long_date(day, "de").split()[1] for day in firsts] == GERMAN_MONTHS  # "1. Juli 2024"

@@ -18,8 +18,8 @@ identical, and so are "你好！" and "你好".
 
 Training sources searched (whatever of these exists when the script runs):
 
-    en-de: data/en-de/train.tsv.gz, data/authored/*.tsv, data/authored/pending/*.tsv
-    zh-en: data/zh-en/train.tsv.gz, data/authored-zh-en/*.tsv, data/authored-zh-en/pending/*.tsv
+    en-de: data/en-de/train.tsv.xz, data/authored/*.tsv, data/authored/pending/*.tsv
+    zh-en: data/zh-en/train.tsv.xz, data/authored-zh-en/*.tsv, data/authored-zh-en/pending/*.tsv
 
 The source column of each file is the English column (en-de files) or the Chinese column (zh-en files). The
 script finds it itself, so that nobody has to open the training files: for zh-en it is the column whose cells
@@ -52,17 +52,19 @@ import csv
 import difflib
 import glob
 import gzip
+import lzma
 import math
 import os
 import re
 import sys
 import unicodedata
+from pathlib import Path
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 TRAIN_GLOBS = {
-    "en-de": ["data/en-de/train.tsv.gz", "data/authored/*.tsv", "data/authored/pending/*.tsv"],
-    "zh-en": ["data/zh-en/train.tsv.gz", "data/authored-zh-en/*.tsv", "data/authored-zh-en/pending/*.tsv"],
+    "en-de": ["data/en-de/train.tsv.xz", "data/authored/*.tsv", "data/authored/pending/*.tsv"],
+    "zh-en": ["data/zh-en/train.tsv.xz", "data/authored-zh-en/*.tsv", "data/authored-zh-en/pending/*.tsv"],
 }
 
 SET_PHRASE_CATEGORIES = {"greeting", "thanks-apology", "wish"}
@@ -137,7 +139,7 @@ def normalise(text: str) -> str:
 
 
 def read_rows(path: str) -> list[list[str]]:
-    opener = gzip.open if path.endswith(".gz") else open
+    opener = {".xz": lzma.open, ".gz": gzip.open}.get(Path(path).suffix, open)
     with opener(path, "rt", encoding="utf-8", newline="") as fh:
         return [row for row in csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE) if row]
 

@@ -306,7 +306,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m transformer.training.evaluate", description=__doc__.split("\n")[0])
     parser.add_argument("checkpoint", type=Path)
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--corpus", help="corpus folder (train/dev/test.tsv.gz)")
+    source.add_argument("--corpus", help="corpus folder (train/dev/test.tsv.xz)")
     source.add_argument("--task", help="synthetic task name")
     parser.add_argument("--split", default="test", choices=["dev", "test"])
     parser.add_argument("--beam", type=int, default=0, help="also measure beam search of this width (0: greedy only)")
@@ -355,10 +355,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def measure(args: argparse.Namespace, checkpoint: Checkpoint, beam: BeamSearch | None, demos: bool = True) -> dict:
     """One checkpoint's numbers on the test split (and the everyday one beside it, where the corpus has one), with
     `--basics`, on the basics test set too."""
+    from .corpus.tsv import split_file
+
     pairs = test_pairs(args.corpus, args.task, args.split, args.limit)
     results = evaluate(checkpoint, pairs, demo_sentences(args.corpus, args.task) if demos else [], beam)
     everyday = f"everyday-{args.split}"
-    if args.corpus and (Path(args.corpus) / f"{everyday}.tsv.gz").exists():
+    if args.corpus and split_file(args.corpus, everyday) is not None:
         results["everyday"] = evaluate(checkpoint, test_pairs(args.corpus, None, everyday, args.limit), [], beam)
     if beam is not None:
         results["beam"] = {"width": beam.width, "length_penalty": beam.length_penalty}

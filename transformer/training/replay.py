@@ -11,8 +11,10 @@ is recorded in two passes:
    writes one file: at each step, the probe's attention (every family, layer and head) and greedy translation, the
    loss and exact match on training and held-out pairs, the learning rate; and the weights at the steps asked for.
 
-That file is a safetensors file, read with `read_replay` (never a pickle): the maps and the weights in float16,
-the rest as JSON in its metadata.
+That file is a safetensors file, read with `read_replay` (never a pickle): the maps in float16; the weights'
+matrices in 8-bit integers, a float16 scale for each row (`quantized`: a snapshot is explored, never trained further,
+and a quarter of float32's size keeps the repository small), their vectors in float16; the rest as JSON in its
+metadata.
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ from ..decoding import generate_batch
 from ..model import ATTENTION_FAMILIES, Transformer
 from ..tokenizer import Tokenizer
 
-FORMAT, VERSION = "transformer-explorer-replay", 1
+FORMAT, VERSION = "transformer-explorer-replay", 2
+READABLE = ("1", "2")  # version 1 kept every weight in float16
 FOLDER = "replay"  # in a run folder: the weights kept by `--replay`
 MEASURED = 200  # training and held-out pairs measured at each step
 SPLITS = ("train", "dev")
@@ -141,15 +144,27 @@ class Replay:
         return [probe.step for probe in self.probes]
 
 
+def quantized(matrix: Tensor) -> tuple[Tensor, Tensor]:
+    """A weight matrix as 8-bit integers and one float16 scale per row (the row's largest magnitude / 127): each
+    weight within half a step, 0.4% of its row's largest, of what it was."""
+    scale = (matrix.detach().float().abs().amax(dim=1, keepdim=True) / 127).clamp_min(1e-12).half()
+    return (matrix.detach().float() / scale.float()).round().clamp(-127, 127).to(torch.int8), scale
+
+
 def write_replay(replay: Replay, path: Path) -> None:
-    """`replay` as one safetensors file: the maps and the weights in float16, the rest as JSON in its metadata."""
+    """`replay` as one safetensors file: the maps in float16, the weights as `quantized` matrices and float16 vectors,
+    the rest as JSON in its metadata."""
     tensors = {
         f"attention/{probe.step}/{family}": torch.from_numpy(maps).half()
         for probe in replay.probes
         for family, maps in probe.attention.items()
     }
     for step, weights in replay.weights.items():
-        tensors |= {f"weights/{step}/{name}": tensor.detach().half().contiguous() for name, tensor in weights.items()}
+        for name, tensor in weights.items():
+            if tensor.dim() == 2:
+                tensors[f"weights/{step}/{name}"], tensors[f"scales/{step}/{name}"] = quantized(tensor)
+            else:
+                tensors[f"weights/{step}/{name}"] = tensor.detach().half().contiguous()
     first = replay.probes[0]
     description = {
         "probe_text": replay.probe_text,
@@ -169,8 +184,8 @@ def read_replay(path: Path) -> Replay:
 
     with safe_open(str(path), framework="pt") as file:
         metadata = file.metadata() or {}
-        if metadata.get("format") != FORMAT or metadata.get("version") != str(VERSION):
-            raise ValueError(f"{path} is not a replay file of version {VERSION}")
+        if metadata.get("format") != FORMAT or metadata.get("version") not in READABLE:
+            raise ValueError(f"{path} is not a replay file of version {' or '.join(READABLE)}")
         tensors = {name: file.get_tensor(name).float() for name in file.keys()}  # noqa: SIM118 (not a dict)
     description = json.loads(metadata["replay"])
     probe = description["probe"]
@@ -189,7 +204,8 @@ def read_replay(path: Path) -> Replay:
     for name, tensor in tensors.items():
         kind, step, rest = name.split("/", 2)
         if kind == "weights":
-            weights.setdefault(int(step), {})[rest] = tensor
+            scale = tensors.get(f"scales/{step}/{rest}")  # a quantized matrix (version 2)
+            weights.setdefault(int(step), {})[rest] = tensor if scale is None else tensor * scale
     return Replay(
         probes=tuple(sorted(probes, key=lambda p: p.step)),
         records=tuple(description["records"]),

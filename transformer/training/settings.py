@@ -57,7 +57,7 @@ class TrainSettings:
     model's options (`MODEL_OPTIONS`) sit among the run's, and `from_dict`/`to_dict` convert."""
 
     out: str
-    corpus: str | None = None  # a folder with train/dev/test.tsv.gz (see transformer.training.corpus)
+    corpus: str | None = None  # a folder with train/dev/test.tsv.xz (see transformer.training.corpus)
     task: str | None = None  # or a synthetic task (see transformer.training.synthetic)
     task_train_size: int | None = None  # synthetic: how many training items (None = all)
     export: str | None = None  # where to write the best checkpoint (our format)

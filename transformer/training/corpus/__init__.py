@@ -17,7 +17,7 @@ The pipeline, one module a step, pure between the first and the last:
     sources    the registry: each language pair's sources, read from the extracted tree, one module each
     cleaning   clean and filter (`clean_text`, `reject_reason`), the same for every source
     splitting  deduplicate, cap, split; dev and test never trained on (`make_corpus`)
-    tsv        the pairs on disk: write and read .tsv.gz, `load_corpus`
+    tsv        the pairs on disk: write and read .tsv.xz, `load_corpus`
     card       DATA_CARD.md from its template (`DATA_CARD.<pair>.md.j2`) and the measured numbers
     build      all of it, for one pair: `python -m transformer.training.corpus build --out data/en-de --seed 0`
     mix        a corpus for continuing a model: new pairs, repeated, with a replay sample of a built corpus's train

@@ -99,7 +99,7 @@ def write_corpus(out: Path, splits: dict[str, list[Pair]], card: str, notice: st
     """Write the splits, DATA_CARD.md, and licenses/ (the `licences` files, see `licence_files`, and NOTICE.md)."""
     out.mkdir(parents=True, exist_ok=True)
     for split, pairs in splits.items():
-        write_pairs(out / f"{split}.tsv.gz", pairs)
+        write_pairs(out / f"{split}.tsv.xz", pairs)
     (out / "DATA_CARD.md").write_text(card, encoding="utf-8")
     licenses = out / "licenses"
     licenses.mkdir(exist_ok=True)

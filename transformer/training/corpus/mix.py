@@ -26,12 +26,11 @@ pair may come near them:
    lines that meet a held-out source, shuffled with the seed. The sample is drawn before that removal, so a
    held-out file only takes lines out of it and leaves the rest as they were.
 
-`mix_corpus` is pure; `write_mix` writes train.tsv.gz, copies the held-out files byte for byte and writes MIX.md.
+`mix_corpus` is pure; `write_mix` writes train.tsv.xz, copies the held-out files byte for byte and writes MIX.md.
 """
 
 from __future__ import annotations
 
-import gzip
 import random
 import shutil
 from collections.abc import Sequence
@@ -40,7 +39,7 @@ from pathlib import Path
 
 from ..everyday import NEAR_DUPLICATE, NearDuplicateIndex, overlapping, read_rows
 from .cleaning import Pair, norm_key, reject_reason
-from .tsv import EVERYDAY_SPLITS, SPLITS, load_corpus, write_pairs
+from .tsv import EVERYDAY_SPLITS, SPLITS, load_corpus, open_text, split_file, write_pairs
 
 HELD_OUT = tuple(split for split in (*SPLITS, *EVERYDAY_SPLITS) if split != "train")
 MAX_WORDS = 30  # per side, as the zh-en authored source (`sources.ZH_EN`)
@@ -169,11 +168,10 @@ def read_added(paths: list[Path]) -> list[Pair]:
 def read_held_out(paths: list[Path]) -> list[tuple[str, str]]:
     """(file, source sentence) of held-out files, files in the order given: the `source` column of a TSV whose first
     line is a header naming one (as data/basics/*.tsv), else the first column of every line (a plain or four-column
-    TSV, or a corpus split's .tsv.gz)."""
+    TSV, or a corpus split's .tsv.xz)."""
     sentences = []
     for path in paths:
-        opener = gzip.open if path.suffix == ".gz" else open
-        with opener(path, "rt", encoding="utf-8", newline="\n") as file:
+        with open_text(path) as file:
             lines = [line.rstrip("\r\n") for line in file]
         header = lines[0].split("\t") if lines else []
         column = header.index("source") if "source" in header else 0
@@ -194,7 +192,7 @@ def mix_card(report: MixReport, command: str, base: Path, added: list[Path]) -> 
     lines = [
         "# A continuation corpus",
         "",
-        f"Made by `{command}` (`transformer/training/corpus/mix.py`). Lines are `first<TAB>second`, UTF-8, gzip.",
+        f"Made by `{command}` (`transformer/training/corpus/mix.py`). Lines are `first<TAB>second`, UTF-8, xz.",
         "",
         f"- base corpus: `{base}`; its held-out splits ({', '.join(HELD_OUT)}) are copied byte for byte.",
     ]
@@ -254,14 +252,12 @@ def mix_card(report: MixReport, command: str, base: Path, added: list[Path]) -> 
 
 
 def write_mix(out: Path, base: Path, splits: dict[str, list[Pair]], card: str) -> None:
-    """train.tsv.gz from `splits`; each held-out file of `base` copied as it is; MIX.md."""
+    """train.tsv.xz from `splits`; each held-out file of `base` copied as it is; MIX.md."""
     out.mkdir(parents=True, exist_ok=True)
-    write_pairs(out / "train.tsv.gz", splits["train"])
+    write_pairs(out / "train.tsv.xz", splits["train"])
     for split in HELD_OUT:
-        for suffix in (".tsv.gz", ".tsv"):
-            if (base / f"{split}{suffix}").exists():
-                shutil.copyfile(base / f"{split}{suffix}", out / f"{split}{suffix}")
-                break
+        if (held_out := split_file(base, split)) is not None:
+            shutil.copyfile(held_out, out / held_out.name)
     (out / "MIX.md").write_text(card, encoding="utf-8")
 
 
