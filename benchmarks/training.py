@@ -67,7 +67,7 @@ class TorchTransformer(torch.nn.Module):
         return y @ self.embed.weight.T
 
     def loss(self, batch: tuple[torch.Tensor, ...], smoothing: float, n_tokens: int) -> torch.Tensor:
-        """The same loss as ours (`transformer.training.train.batch_loss`)."""
+        """The same loss as ours (`transformer.training.recipe.batch_loss`)."""
         src, tgt_in, labels = batch
         logits = self(src, tgt_in)
         return F.cross_entropy(
@@ -113,7 +113,7 @@ def throughput(model: torch.nn.Module, loss, batches: list, repeats: int) -> flo
 
 def bench_training(plan: Plan, config: TransformerConfig, device: str = "cpu") -> dict:
     """Both models' sizes and target tokens a second on the same batches, on `device`."""
-    from transformer.training.train import batch_loss
+    from transformer.training.recipe import batch_loss
 
     batches = [training_batch(config, plan.train_batch_tokens, seed) for seed in range(plan.train_steps)]
     batches = [(*(tensor.to(device) for tensor in batch[:3]), batch[3]) for batch in batches]

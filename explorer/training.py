@@ -41,7 +41,7 @@ from transformer.training.live import (
     from_bytes,
     to_bytes,
 )
-from transformer.training.replay import Probe, snapshot_steps, thinned
+from transformer.training.recipe import Probe, snapshot_steps, thinned
 
 from .i18n import N_, _
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from transformer.training.live import Snapshot
 from transformer.training.model_file import TrainedModel
-from transformer.training.replay import Probe
+from transformer.training.recipe import Probe
 from transformer.training.toy_tasks import draw
 
 from . import figures

@@ -4,6 +4,7 @@ module says what it is for, and no function is long."""
 from __future__ import annotations
 
 import ast
+import graphlib
 import re
 from pathlib import Path
 
@@ -87,6 +88,33 @@ def test_each_module_imports_only_the_layers_docs_architecture_allows(path):
     ours = {module for module in imports(path) if module.split(".")[0] in PROJECT}
     assert not {module for module in ours if not any(within(module, package) for package in allowed)}
     assert not {module for module in imports(path) if any(within(module, package) for package in never)}
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Each of the project's modules -> the project's modules it imports (its package's `__init__` for a name the
+    package exports), wherever the import is: inside a function or under `if TYPE_CHECKING:` too."""
+    names = {module_name(path): path for path in CODE}
+
+    def module_of(imported: str) -> str | None:  # "transformer.model.Transformer" -> "transformer.model"
+        parts = imported.split(".")
+        return next((".".join(parts[:i]) for i in range(len(parts), 0, -1) if ".".join(parts[:i]) in names), None)
+
+    return {name: {m for i in imports(path) if (m := module_of(i)) not in (None, name)} for name, path in names.items()}
+
+
+def test_no_module_imports_itself_through_others():
+    """No import circle anywhere: the layers stack, and within a layer the modules do too (a circle hidden by an
+    import inside a function still fails)."""
+    try:
+        graphlib.TopologicalSorter(import_graph()).prepare()
+    except graphlib.CycleError as error:
+        pytest.fail("an import circle: " + " -> ".join(error.args[1]))
+
+
+def test_the_circle_check_finds_a_circle():
+    with pytest.raises(graphlib.CycleError):
+        graphlib.TopologicalSorter({"a": {"b"}, "b": {"c"}, "c": {"a"}}).prepare()
+    assert "transformer.model" in import_graph()["transformer.decoding"]
 
 
 def test_the_architecture_tables_catch_what_they_forbid():

@@ -17,7 +17,7 @@ from transformer.training.live import (
     from_bytes,
     to_bytes,
 )
-from transformer.training.replay import snapshot_steps, thinned
+from transformer.training.recipe import snapshot_steps, thinned
 from transformer.training.toy_tasks import RULES
 
 TINY = LiveSetup(task="reverse", layers=1, heads=2, d_model=32, batch_size=32, seed=3)

@@ -20,7 +20,8 @@ from transformer.checkpoint import load_checkpoint
 from transformer.decoding import generate_batch
 from transformer.model import ATTENTION_FAMILIES
 from transformer.training.evaluate import card_numbers, evaluate, model_card
-from transformer.training.replay import look, main, read_replay, steps_until
+from transformer.training.recipe import look, steps_until
+from transformer.training.replay import main, read_replay
 from transformer.training.settings import TrainSettings
 from transformer.training.train import train
 

@@ -18,9 +18,10 @@ from tests.conftest import ENGLISH, GERMAN
 from transformer.checkpoint import load_checkpoint
 from transformer.training.batches import batches_from, load_data
 from transformer.training.distributed import cpu_threads
+from transformer.training.recipe import learning_rate
 from transformer.training.run_folder import open_run
 from transformer.training.settings import TrainSettings, command_line, parse_args
-from transformer.training.train import Trainer, learning_rate, train
+from transformer.training.train import Trainer, train
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -31,10 +31,11 @@ from __future__ import annotations
 import asyncio
 import collections
 import hmac
+import json
 import logging
 import secrets
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import anyio
 import gradio as gr
@@ -48,9 +49,6 @@ from explorer.classroom import normal_code
 from explorer.i18n import speaking
 
 from .gradio_patch import LeanSessionState, kept_session
-
-if TYPE_CHECKING:
-    from .class_panel import ClassPanel
 
 LOG = logging.getLogger(__name__)
 PAYLOADS = 64  # the views kept drawn, newest first: a few classes' last moves
@@ -82,10 +80,30 @@ class Bounded(collections.OrderedDict):
             return super().pop(key, *default)
 
 
+class FollowedPanel(Protocol):
+    """What `Follows` uses of the class panel (`ui.class_panel.ClassPanel`, which makes it)."""
+
+    page: Any
+    classroom: Any
+    seat: gr.components.Component
+    stream: gr.components.Component
+
+    def followed(self, explorer: Explorer | None, seat: dict, drawn: bool = False) -> dict: ...
+
+
+def read_seat(value: object) -> dict:
+    """The seat the browser sent back: a dict with at least `role` and `code`, or {} if it is not one."""
+    try:
+        seat = json.loads(value) if isinstance(value, str) and value and len(value) < 1000 else {}
+    except ValueError:
+        return {}
+    return seat if isinstance(seat, dict) and seat.get("role") in ("teacher", "student") else {}
+
+
 class Follows:
     """The views drawn for following pages, and the pages whose session is behind what they show."""
 
-    def __init__(self, panel: ClassPanel, apply: Any, follow: Any):
+    def __init__(self, panel: FollowedPanel, apply: Any, follow: Any):
         self.panel, self.page, self.classroom = panel, panel.page, panel.classroom
         self.apply, self.follow = apply, follow  # the BlockFunctions of Apply (browser only) and of Follow
         self.seat_at = [i for i, block in enumerate(apply.outputs) if block in (panel.seat, panel.stream)]
@@ -147,8 +165,6 @@ class Follows:
     async def _draw(self, key: tuple, seat: dict, before: ExplorerState) -> None:
         """Draw what the page's Follow would, once, however many pages ask for it at the same time: every page
         with the same key gets the same, but for its own seat, which the page's script fills in."""
-        from .class_panel import read_seat  # (class_panel imports this module)
-
         if key in self.drawing:
             await asyncio.shield(self.drawing[key])
             return

@@ -36,7 +36,7 @@ from explorer.questions import revealed
 from explorer.registry import ModelRegistry
 
 from . import scripts
-from .class_follow import APPLY_JS, Follows
+from .class_follow import APPLY_JS, Follows, read_seat
 from .class_questions import Questions
 from .i18n import T, with_browser_words
 from .panel import PageAccess, Panel, Updates, escaped
@@ -190,15 +190,6 @@ def copy_teacher_js() -> str:
 def seat_json(role: str = "", code: str = "", **fields: Any) -> str:
     """A page's seat as the browser keeps it ("" for none)."""
     return json.dumps({"role": role, "code": code, **fields}) if role else ""
-
-
-def read_seat(value: object) -> dict:
-    """The seat the browser sent back: a dict with at least `role` and `code`, or {} if it is not one."""
-    try:
-        seat = json.loads(value) if isinstance(value, str) and value and len(value) < 1000 else {}
-    except ValueError:
-        return {}
-    return seat if isinstance(seat, dict) and seat.get("role") in ("teacher", "student") else {}
 
 
 def address_of(request: gr.Request | None) -> str:

@@ -6,6 +6,8 @@
 * `synthetic` — small exactly-checkable tasks (numbers and dates in words);
 * `toy_tasks` — tasks a tiny model learns in seconds (copy, reverse, sort, count; numbers and dates in words),
   each cut into its own fixed pieces;
+* `recipe` — the paper's recipe, once: the learning rate, the loss, one update, and how a run is watched as it
+  learns (the probe, the snapshot steps); the trainer and the Train tab's runs both use it;
 * `train` — training with resumption, evaluation during training and export (`python -m transformer.training.train`),
   with what a run is set to in `settings`, its batches in `batches`, its folder's files in `run_folder` and its
   processes in `distributed`;

@@ -30,10 +30,9 @@ from torch import Tensor
 from ..checkpoint import Checkpoint
 from ..model import Transformer, TransformerConfig
 from .batches import Example, collate
-from .replay import Probe, look, measured
+from .recipe import Probe, Recipe, learning_rate, look, measured, token_loss
 from .settings import BOS, EOS, PAD
 from .toy_tasks import TOY_TASKS, ToyTask, draw, get_toy_task
-from .train import learning_rate, token_loss
 
 POSITIONAL_ENCODINGS = ("sinusoidal_interleaved", "sinusoidal_concat", "learned")
 NORM_POSITIONS = ("post", "pre")
@@ -161,8 +160,7 @@ class LiveRun:
         self.tokenizer = self.task.tokenizer
         torch.manual_seed(setup.seed)
         self.model = Transformer.on_cpu(setup.config()).to(self.device)  # the seed's weights on every device
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
-        self.schedule = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda i: setup.learning_rate(i + 1))
+        self.recipe = Recipe(self.model, setup.d_model, setup.warmup, setup.lr_factor, CLIP_NORM)
         self.step = 0  # steps taken
         self.held_out = self.encoded(draw(self.task, "dev", HELD_OUT, seed=setup.seed, unique=True))
         self.probe_example = probe_example(self.task, setup.seed)
@@ -184,12 +182,8 @@ class LiveRun:
         logits = self.model(src, tgt_in).logits
         n_tokens = int((labels != PAD).sum())
         loss = token_loss(logits, labels, self.setup.label_smoothing) / n_tokens
-        lr = self.schedule.get_last_lr()[0]
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(self.model.parameters(), CLIP_NORM)
-        self.optimizer.step()
-        self.schedule.step()
+        lr = self.recipe.learning_rate
+        self.recipe.update(loss)
         self.step += 1
         right = ((logits.argmax(-1) == labels) | (labels == PAD)).all(dim=1)
         return {"loss": float(loss.detach()), "exact": float(right.float().mean()), "tokens": n_tokens, "lr": lr}
@@ -217,16 +211,14 @@ class LiveRun:
             "setup": self.setup.to_json(),
             "step": self.step,
             "model": self.model.state_dict(),
-            "optimizer": self.optimizer.state_dict(),
-            "schedule": self.schedule.state_dict(),
+            **self.recipe.state_dict(),  # the optimizer and the schedule
         }
 
     def load_state_dict(self, state: dict) -> None:
         if LiveSetup.from_json(state["setup"]) != self.setup:
             raise ValueError("this state belongs to a run with another setup")
         self.model.load_state_dict(state["model"])
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.schedule.load_state_dict(state["schedule"])
+        self.recipe.load_state_dict(state)
         self.step = state["step"]
 
     def checkpoint(self, weights: dict[str, Tensor] | None = None, name: str = "") -> Checkpoint:

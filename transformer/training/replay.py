@@ -4,9 +4,9 @@ logarithmically (early training changes fastest), its numbers at those steps, an
 The page's Train tab records its own runs as they train (`live.LiveRun`). A model trained by the library's loop
 is recorded in two passes:
 
-1. `python -m transformer.training.train … --replay` keeps the weights at every step of `snapshot_steps` in the run
-   folder (`replay/step-NNNNNN.safetensors`). Saving them takes no randomness, so the run trains exactly as it
-   would without.
+1. `python -m transformer.training.train … --replay` keeps the weights at every step of `recipe.snapshot_steps` in
+   the run folder (`replay/step-NNNNNN.safetensors`). Saving them takes no randomness, so the run trains exactly as
+   it would without.
 2. `python -m transformer.training.replay RUN --probe "…" --weights-at 128 512 --out FILE` reads them back and
    writes one file: at each step, the probe's attention (every family, layer and head) and greedy translation, the
    loss and exact match on training and held-out pairs, the learning rate; and the weights at the steps asked for.
@@ -21,9 +21,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,94 +32,15 @@ from safetensors.torch import load_file, save_file
 from torch import Tensor
 
 from ..checkpoint import fill_model, read_weights, unique_state_dict
-from ..decoding import generate_batch
 from ..model import ATTENTION_FAMILIES, Transformer
 from ..tokenizer import Tokenizer
+from .recipe import Probe, learning_rate, look, measured
 
 FORMAT, VERSION = "transformer-explorer-replay", 2
 READABLE = ("1", "2")  # version 1 kept every weight in float16
 FOLDER = "replay"  # in a run folder: the weights kept by `--replay`
 MEASURED = 200  # training and held-out pairs measured at each step
 SPLITS = ("train", "dev")
-
-
-def snapshot_steps() -> Iterator[int]:
-    """The steps at which a run keeps a snapshot: 0, 1, 2, 3, 4, 6, 8, 11, 16, 23, 33, 47, … each about √2 times
-    the last (and at least one more)."""
-    step = 0
-    while True:
-        yield step
-        step = max(step + 1, round(step * math.sqrt(2)))
-
-
-def steps_until(last: int) -> list[int]:
-    """`snapshot_steps` up to `last`, and `last` itself."""
-    steps = []
-    for step in snapshot_steps():
-        if step >= last:
-            return [*steps, last]
-        steps.append(step)
-    raise AssertionError("unreachable")
-
-
-def thinned(steps: list[int], limit: int) -> list[int]:
-    """At most `limit` of `steps` (sorted), still spaced logarithmically: while there are too many, drop the one
-    whose neighbours are closest on a log scale. The first and the last always stay."""
-    kept = list(steps)
-    while len(kept) > max(limit, 2):
-        gaps = [math.log1p(kept[i + 1]) - math.log1p(kept[i - 1]) for i in range(1, len(kept) - 1)]
-        del kept[1 + gaps.index(min(gaps))]
-    return kept
-
-
-# --------------------------------------------------------------------------------------------------------
-# The probe
-# --------------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Probe:
-    """What the model makes of the probe, one held-out example: the attention of the teacher-forced pass over its
-    correct answer (every family, layer and head), and the model's own greedy translation."""
-
-    step: int
-    source: tuple[str, ...]  # the encoder's pieces, `</s>` included
-    decoder_input: tuple[str, ...]  # `<s>` and the correct answer: what each row of the attention reads from
-    expected: tuple[str, ...]  # the correct answer and `</s>`: what each row should predict
-    attention: dict[str, np.ndarray]  # family -> (layers, heads, rows, columns), float32
-    prediction: tuple[str, ...]  # the greedy translation's pieces, `</s>` included when it ends
-
-    @property
-    def correct(self) -> bool:
-        return self.prediction == self.expected
-
-    def wrong(self) -> list[bool]:
-        """For each piece of the prediction, whether it is not the expected piece at its place."""
-        return [i >= len(self.expected) or piece != self.expected[i] for i, piece in enumerate(self.prediction)]
-
-
-@torch.no_grad()
-def look(model: Transformer, tokenizer: Tokenizer, source: str, target: str, step: int, max_new_tokens: int) -> Probe:
-    """The probe (`source` → `target`) as `model` sees it at `step`."""
-    model.eval()
-    device = next(model.parameters()).device
-    src_ids, tgt_ids = tokenizer.encode_source(source), tokenizer.encode_target(target)
-    decoder_input = [model.config.decoder_start_id, *tgt_ids[:-1]]
-    out = model(torch.tensor([src_ids], device=device), torch.tensor([decoder_input], device=device),
-                return_attention=True)  # fmt: skip
-    attention = {
-        family: torch.stack([layer[0] for layer in getattr(out.attention, family)]).float().cpu().numpy()
-        for family in ATTENTION_FAMILIES
-    }
-    (prediction,) = generate_batch(model, [src_ids], max_new_tokens=max_new_tokens)
-    return Probe(
-        step=step,
-        source=tuple(tokenizer.source_piece(i) for i in src_ids),
-        decoder_input=tuple(tokenizer.target_piece(i) for i in decoder_input),
-        expected=tuple(tokenizer.target_piece(i) for i in tgt_ids),
-        attention=attention,
-        prediction=tuple(tokenizer.target_piece(i) for i in prediction),
-    )
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -221,21 +141,6 @@ def read_replay(path: Path) -> Replay:
 # --------------------------------------------------------------------------------------------------------
 
 
-@torch.no_grad()
-def measured(model: Transformer, examples: Sequence[tuple[list[int], list[int]]], smoothing: float = 0.0) -> dict:
-    """The loss per target token (teacher-forced) and exact match (greedy translations) on encoded `examples`."""
-    from .batches import collate
-    from .settings import PAD
-    from .train import token_loss
-
-    model.eval()
-    src, tgt_in, labels = collate(list(examples), next(model.parameters()).device)
-    loss = float(token_loss(model(src, tgt_in).logits, labels, smoothing)) / int((labels != PAD).sum())
-    outputs = generate_batch(model, [s for s, _ in examples], max_new_tokens=model.config.max_positions - 1)
-    right = sum(output == target for output, (_, target) in zip(outputs, examples, strict=True))
-    return {"loss": loss, "exact": right / len(examples)}
-
-
 def record_run(
     run: Path, source: str, weights_at: Sequence[int], reference: str | None = None, title: str = "", look_for: str = ""
 ) -> Replay:
@@ -245,7 +150,6 @@ def record_run(
     split, the same pairs at every step."""
     from .batches import load_pairs
     from .settings import TrainSettings
-    from .train import learning_rate
 
     settings = TrainSettings.from_dict(json.loads((run / "settings.json").read_text()))
     frames = {int(file.stem.removeprefix("step-")): file for file in (run / FOLDER).glob("step-*.safetensors")}

@@ -12,9 +12,9 @@ schedule, label smoothing, residual dropout, batches of about the same number of
   (DistributedDataParallel, gloo on CPU, nccl on GPU): every process builds the same global batches and
   trains on its share, and gradients are averaged so the update equals single-process training.
 
-This module holds the paper's schedule and loss, the training step and the loop. Around it: what a run is set to
-and its command line (`settings`), from pairs to batches (`batches`), the run folder's files (`run_folder`), and
-the processes of a distributed run (`distributed`).
+This module holds the training loop. Around it: the paper's recipe, its learning rate, loss and update (`recipe`,
+which the Train tab's runs use too), what a run is set to and its command line (`settings`), from pairs to batches
+(`batches`), the run folder's files (`run_folder`), and the processes of a distributed run (`distributed`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from pathlib import Path
 
 import torch
 from torch import Tensor
-from torch.nn import functional as F
 from tqdm import tqdm
 
 from ..checkpoint import Checkpoint, load_checkpoint, save_checkpoint
@@ -38,43 +37,10 @@ from ..model import Transformer
 from .batches import Example, RunData, batches_from, collate, load_data
 from .distributed import barrier, cpu_threads, is_main_process, leave_process_group, setup_device, world
 from .evaluate import score, translate_sentences
+from .recipe import Recipe, batch_loss, steps_until
 from .replay import FOLDER as REPLAY_FOLDER
-from .replay import steps_until
 from .run_folder import append_log, open_run, plot_log, save_snapshot, save_state
-from .settings import PAD, TrainSettings, parse_args
-
-# --------------------------------------------------------------------------------------------------------
-# Schedule and loss
-# --------------------------------------------------------------------------------------------------------
-
-
-def learning_rate(step: int, d_model: int, warmup: int, scale: float = 1.0) -> float:
-    """lrate = d_model^-0.5 · min(step^-0.5, step · warmup^-1.5)  (§5.3), for step = 1, 2, …"""
-    step = max(step, 1)
-    return scale * d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
-
-
-def token_loss(logits: Tensor, labels: Tensor, smoothing: float) -> Tensor:
-    """The label-smoothed cross-entropy (§5.4) of next-token logits (B, T, V) against the labels (B, T), summed over
-    the target tokens; padding counts for nothing."""
-    return F.cross_entropy(
-        logits.float().reshape(-1, logits.size(-1)),
-        labels.reshape(-1),
-        ignore_index=PAD,
-        label_smoothing=smoothing,
-        reduction="sum",
-    )
-
-
-def batch_loss(model: torch.nn.Module, batch: tuple[Tensor, Tensor, Tensor], smoothing: float, n_tokens: int):
-    """Summed label-smoothed cross-entropy over the batch's target tokens, divided by `n_tokens`.
-
-    `n_tokens` is the token count of the *global* batch, so that the gradients averaged over processes equal
-    the gradient of single-process training (each process multiplies by the world size to undo the average).
-    """
-    src, tgt_in, labels = batch
-    return token_loss(model(src, tgt_in).logits, labels, smoothing) / n_tokens
-
+from .settings import TrainSettings, parse_args
 
 # --------------------------------------------------------------------------------------------------------
 # Training
@@ -103,11 +69,7 @@ class Trainer:
         torch.manual_seed(settings.seed)
         self.config = settings.model_for(data.tokenizer)
         self.model = Transformer.on_cpu(self.config).to(self.device)  # the seed's weights on every device
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
-        d_model, warmup, scale = self.config.d_model, settings.warmup, settings.lr_scale
-        self.schedule = torch.optim.lr_scheduler.LambdaLR(
-            self.optimizer, lambda step: learning_rate(step + 1, d_model, warmup, scale)
-        )
+        self.recipe = Recipe(self.model, self.config.d_model, settings.warmup, settings.lr_scale, settings.clip_norm)
         # the exported weights decode as the checkpoint continued from did (its beam's length penalty), else by default
         defaults = {"num_beams": 4, "max_length": self.config.max_positions}
         self.generation = defaults | (start.generation if start is not None else {})
@@ -129,8 +91,7 @@ class Trainer:
         """Everything a resumed run needs to continue as if it had never stopped."""
         return {
             "model": self.model.state_dict(),
-            "optimizer": self.optimizer.state_dict(),
-            "schedule": self.schedule.state_dict(),
+            **self.recipe.state_dict(),  # the optimizer and the schedule
             "rng": torch.get_rng_state(),
             **dataclasses.asdict(self.position),
         }
@@ -138,8 +99,7 @@ class Trainer:
     def resume(self) -> None:
         state = torch.load(self.state_path, map_location=self.device, weights_only=True)
         self.model.load_state_dict(state["model"])
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.schedule.load_state_dict(state["schedule"])
+        self.recipe.load_state_dict(state)
         torch.set_rng_state(state["rng"])
         self.position = Position(**{f.name: state[f.name] for f in dataclasses.fields(Position)})
 
@@ -153,11 +113,7 @@ class Trainer:
         share = collate(batch[self.rank :: self.world_size], self.device)
         with self.autocast:
             loss = batch_loss(self.trained, share, self.settings.label_smoothing, n_tokens) * self.world_size
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.settings.clip_norm)
-        self.optimizer.step()
-        self.schedule.step()
+        self.recipe.update(loss)
         self.position.step += 1
         self.position.index += 1
         return loss.detach() / self.world_size, n_tokens
@@ -233,7 +189,7 @@ def train(settings: TrainSettings, *, stop_after: int | None = None, quiet: bool
         if position.step % settings.log_every == 0 or position.step == settings.steps:
             now = time.time()
             position.elapsed += now - t0
-            rate, lr, true_loss = tokens_seen / max(now - t0, 1e-9), trainer.schedule.get_last_lr()[0], loss.item()
+            rate, lr, true_loss = tokens_seen / max(now - t0, 1e-9), trainer.recipe.learning_rate, loss.item()
             progress.set_postfix(loss=f"{true_loss:.3f}", lr=f"{lr:.2e}", tok_s=f"{rate:,.0f}", epoch=position.epoch)
             if main:
                 append_log(run, train_record(position, true_loss, lr, rate))
