@@ -17,7 +17,10 @@ import sentencepiece as spm
 import torch
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # tests never touch the network
-torch.set_num_threads(2)
+# Two threads, or the cores shared among pytest-xdist's workers: more threads than cores make PyTorch's threads spin
+# waiting for each other (two workers of two threads each on two cores ran the fast tests 6 times slower).
+WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", 1))
+torch.set_num_threads(max(1, min(2, (os.cpu_count() or 1) // WORKERS)))
 
 from transformer.model import Transformer, TransformerConfig  # noqa: E402
 

@@ -9,9 +9,8 @@ import pytest
 
 from benchmarks import gpu
 
-pytestmark = pytest.mark.slow
 
-
+@pytest.mark.slow
 def test_the_gpu_proof_runs_every_section_and_writes_its_report(tmp_path):
     assert gpu.main(["--device", "cpu", "--quick", "--out", str(tmp_path)]) == 0
     results = json.loads((tmp_path / "gpu.json").read_text(encoding="utf-8"))
@@ -30,6 +29,7 @@ def test_the_gpu_proof_runs_every_section_and_writes_its_report(tmp_path):
     assert "Not measured" not in report and "target tokens a second" in report
 
 
+@pytest.mark.slow
 def test_a_section_that_cannot_run_says_why_and_the_rest_still_run():
     def missing():
         import a_package_nobody_has  # noqa: F401
@@ -51,3 +51,28 @@ def test_without_a_gpu_the_command_says_so(capsys):
         pytest.skip("this machine has a GPU")
     assert gpu.main(["--out", "/nonexistent"]) == 2
     assert "no CUDA GPU here" in capsys.readouterr().err
+
+
+def test_plotlys_wheel_travels_without_what_only_a_browser_reads(tmp_path):
+    import zipfile
+
+    wheel = tmp_path / "plotly-7.1.0-py3-none-any.whl"
+    names = [
+        "plotly/__init__.py",
+        "plotly/graph_objs/_figure.py",
+        "plotly/package_data/templates/plotly.json",
+        "plotly/package_data/plotly.min.js",
+        "plotly/package_data/datasets/iris.csv.gz",
+        "plotly/labextension/package.json",
+        "plotly-7.1.0.data/data/share/jupyter/labextensions/jupyterlab-plotly/package.json",
+    ]
+    with zipfile.ZipFile(wheel, "w") as out:
+        for name in names:
+            out.writestr(name, "x")
+        out.writestr("plotly-7.1.0.dist-info/RECORD", "".join(f"{name},sha256=x,1\n" for name in names))
+    gpu.slimmed(wheel)
+    with zipfile.ZipFile(wheel) as kept:
+        left = set(kept.namelist())
+        record = kept.read("plotly-7.1.0.dist-info/RECORD").decode().splitlines()
+    assert left == {*names[:3], "plotly-7.1.0.dist-info/RECORD"}
+    assert [line.split(",")[0] for line in record] == names[:3]
