@@ -110,4 +110,7 @@ LAUNCH_OPTIONS = {
 
 if __name__ == "__main__":
     POOL.warm()  # a worker takes about 3 s to start: not on the first Train
-    demo.queue(default_concurrency_limit=2).launch(**LAUNCH_OPTIONS)
+    try:
+        demo.queue(default_concurrency_limit=2).launch(**LAUNCH_OPTIONS)
+    finally:
+        POOL.close()  # its workers end with the app

@@ -9,7 +9,6 @@ import functools
 import io
 import json
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -27,22 +26,12 @@ from transformer.model import Transformer, TransformerConfig  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 CHECKPOINTS = ROOT / "checkpoints"  # the shipped models
 DEVICES = ["cpu", *(["cuda"] if torch.cuda.is_available() else [])]  # where the tests that run a model run it
-EXIT_STATUS = pytest.StashKey[int]()
+MAX_WORKERS = 4  # each worker that runs browser tests starts an app and a Chromium: about 1 GB
 
 
-def pytest_sessionfinish(session, exitstatus):
-    session.config.stash[EXIT_STATUS] = int(exitstatus)
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_unconfigure(config):
-    """End the test process here, once every test has run and been reported, without Python's finalization: a
-    thread still inside PyTorch while the interpreter finalizes aborts the process ("terminate called without an
-    active exception", pytorch/pytorch#38228), and turned a CI run whose tests had all passed into exit code 134."""
-    if EXIT_STATUS in config.stash:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(config.stash[EXIT_STATUS])
+def pytest_xdist_auto_num_workers(config) -> int:
+    """`-n auto` (pyproject.toml): one pytest-xdist worker per core, at most `MAX_WORKERS`."""
+    return max(1, min(MAX_WORKERS, os.cpu_count() or 1))
 
 
 def pytest_collection_modifyitems(config, items):

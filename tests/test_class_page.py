@@ -23,7 +23,9 @@ REQUEST = SimpleNamespace(client=SimpleNamespace(host="10.1.2.3"), headers={"ref
 
 @pytest.fixture(scope="module")
 def page(registry):
-    return build_page(registry)
+    page = build_page(registry)
+    yield page
+    page.close()
 
 
 @pytest.fixture

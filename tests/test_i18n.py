@@ -179,6 +179,7 @@ def test_every_text_the_browser_translates_is_one_line_with_no_backslash(registr
     is shown whole by the server, or split: the words translated, a formula apart."""
     import json
 
+    from explorer.training import TrainingPool
     from ui.page import build_demo
 
     def keys(value):
@@ -193,7 +194,9 @@ def test_every_text_the_browser_translates_is_one_line_with_no_backslash(registr
         elif isinstance(value, str) and value.startswith("__i18n__"):
             yield json.loads(value.removeprefix("__i18n__"))["key"]
 
-    config = build_demo(registry).get_config_file()
+    pool = TrainingPool()
+    config = build_demo(registry, pool).get_config_file()
+    pool.close()
     found = [key for component in config["components"] for key in keys(component["props"])]
     assert len(found) > 40  # the labels, buttons and captions of the page
     assert [key for key in found if "\n" in key or "\\" in key] == []

@@ -174,7 +174,9 @@ def test_the_built_in_lesson_opens_every_moment_and_asks_its_questions(registry,
 def lesson_page(registry):
     from ui.page import build_page
 
-    return build_page(registry)
+    page = build_page(registry)
+    yield page
+    page.close()
 
 
 def test_next_moves_the_class_only_for_its_teacher_and_a_student_gets_the_note(lesson_page, registry):

@@ -21,7 +21,9 @@ def values(**changes) -> list:
 
 @pytest.fixture(scope="module")
 def page(registry):
-    return build_page(registry)
+    page = build_page(registry)
+    yield page
+    page.close()
 
 
 def panel_of(page, kind):
@@ -292,12 +294,11 @@ def test_captions_point_at_what_the_page_shows_where_it_shows_it(page):
     assert "hollow" in render.BEAM_CAPTION and "filled" in render.BEAM_CAPTION
 
 
-def test_the_failures_among_the_examples_say_why_in_full(registry):
+def test_the_failures_among_the_examples_say_why_in_full(page, registry):
     """Issue 35: gradio cuts an example's label after about fifty characters, so the three ✗ examples lost their
     reason, and a teacher could not tell what ✗ means. Under the examples, each failure is written out whole."""
     from ui.sentence import SentencePanel
 
-    page = build_page(registry)
     panel = panel_of(page, SentencePanel)
     explorer = page.apply(None, *values(model="en-de", source="Hello!"))[page.explorer]
     failures = page.apply(explorer, *values(model="en-de", source="Hello!"))[panel.failures].splitlines()

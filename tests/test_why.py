@@ -31,7 +31,9 @@ def explorer(registry) -> Explorer:
 
 @pytest.fixture(scope="module")
 def page(registry):
-    return build_page(registry)
+    page = build_page(registry)
+    yield page
+    page.close()
 
 
 def panel_of(page, kind):

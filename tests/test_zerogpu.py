@@ -48,6 +48,8 @@ def pages():
     yield plain, apart
     zerogpu.unpack_all()
     torch.set_num_threads(threads)
+    plain.close()
+    apart.close()
 
 
 def handler(page, api_name: str):
@@ -240,6 +242,8 @@ def test_with_spaces_installed_every_model_handler_asks_for_the_gpu_with_a_durat
     for api_name in ("apply", "step"):
         answers = [handler(p, api_name)(None, *values()) for p in (page, undecorated)]
         assert comparable(page, answers[0]) == comparable(undecorated, answers[1])
+    page.close()
+    undecorated.close()
 
 
 @pytest.mark.slow

@@ -143,6 +143,14 @@ class Page:
         """The update that opens the tab that shows `key` (`tab_holding`), as a click on it would."""
         return {self.tab_opener: f"{self.tab_holding(key)} {next(self._openings)}"}
 
+    owns_pool = False
+
+    def close(self) -> None:
+        """Stop the Train tab's workers if this page made them (`build_page` without a pool); a pool handed to the
+        page is closed by whoever made it (`app.py`)."""
+        if self.owns_pool:
+            self.pool.close()
+
     def setting(self, name: str, component: Component) -> Component:
         """Register `component` as the control of the setting `name` (a field of `ExplorerState`, `NAMES`)."""
         if name not in NAMES:
@@ -388,6 +396,7 @@ def build_page(registry: ModelRegistry, pool: TrainingPool | None = None, classr
     with Blocks(title="Transformer Explorer", delete_cache=(1800, 3600)) as demo, page_column():
         classroom = classroom if classroom is not None else Classroom.temporary()
         page = Page(registry, demo, pool if pool is not None else TrainingPool(), classroom)
+        page.owns_pool = pool is None  # made here: `close` closes it
         header = Header(page)  # the panels are built in the page's order
         sentence = SentencePanel(page)
         decoding = DecodingPanel(page)
