@@ -20,11 +20,9 @@ from transformer.worked import (
     FeedForwardStage,
     OutputStage,
     WorkedStep,
-    work_through,
 )
 
 from . import figures
-from .cache import SHARED, identity
 from .figures import TensorPanel
 from .i18n import N_, _
 from .session import Explorer
@@ -143,22 +141,8 @@ class ShownStage:
 
 
 def worked_step(explorer: Explorer) -> WorkedStep:
-    """The current step of the explorer, worked through (with its masks, silenced heads and positions); shared by
-    every user at the same step of the same sentence alike (`cache.SHARED`: a `WorkedStep` is only read)."""
-    state, model = explorer.state, explorer.checkpoint.model
-    target = [model.config.decoder_start_id, *explorer.decoding.output_ids]
-    if explorer.finished:
-        target = target[:-1]  # the step that wrote </s> is the last one there is
-    chosen = explorer.decoding.output_ids[-1] if explorer.finished else None
-    source = explorer.source_ids()
-    key = ("worked", identity(model), tuple(source), tuple(target), chosen, state.switches())
-    switches = {
-        "causal_mask_on": state.causal_mask,
-        "padding_mask_on": state.padding_mask,
-        "silenced": state.silenced,
-        "use_positions": state.positions,
-    }
-    return SHARED.get(key, lambda: work_through(model, source, target, **switches, chosen=chosen))
+    """The current step of the explorer, worked through (`Explorer.worked_step`)."""
+    return explorer.worked_step()
 
 
 def shown_stage(explorer: Explorer, worked: WorkedStep) -> ShownStage:

@@ -12,6 +12,7 @@ the future of the given target), plus the next-token candidates.
 from __future__ import annotations
 
 import random
+import re
 import threading
 from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
@@ -20,12 +21,13 @@ import torch
 
 from transformer.checkpoint import Checkpoint
 from transformer.decoding import Candidate, Decoding, Step
-from transformer.model import validate_heads
+from transformer.model import TransformerConfig, validate_heads
+from transformer.worked import WorkedStep, work_through
 
 from .cache import SHARED, identity
 from .i18n import _
 from .registry import ModelRegistry
-from .state import VIEW_ONLY, ExplorerError, ExplorerState
+from .state import MAX_SOURCE_CHARS, VIEW_ONLY, ExplorerError, ExplorerState
 
 
 @dataclass(frozen=True)
@@ -234,6 +236,54 @@ class Explorer:
         return self.registry.get(self.state.model)
 
     @property
+    def config(self) -> TransformerConfig:
+        """The model's configuration: its layers, heads, sizes and positions."""
+        return self.checkpoint.model.config
+
+    @property
+    def device(self) -> str:
+        """Where the model runs: "cpu", "cuda:0", …"""
+        return str(next(self.checkpoint.model.parameters()).device)
+
+    @property
+    def output_text(self) -> str:
+        """The output so far, as text."""
+        return self.checkpoint.tokenizer.decode_target(self.decoding.output_ids)
+
+    def piece(self, token: int) -> str:
+        """A token of the target vocabulary, as its piece ("▁Haus")."""
+        return self.checkpoint.tokenizer.target_piece(token)
+
+    @property
+    def output_pieces(self) -> list[str]:
+        """The output so far, piece by piece."""
+        return [self.piece(i) for i in self.decoding.output_ids]
+
+    @property
+    def source_pieces(self) -> list[str]:
+        """The sentence as the encoder reads it, piece by piece, `</s>` included."""
+        return [self.checkpoint.tokenizer.source_piece(i) for i in self.source_ids()]
+
+    def worked_step(self) -> WorkedStep:
+        """The current step worked through stage by stage (Inside a step, the walkthrough), with the state's masks,
+        silenced heads and positions; shared by every user at the same step of the same sentence alike
+        (`cache.SHARED`: a `WorkedStep` is only read)."""
+        state, model = self.state, self.checkpoint.model
+        target = [model.config.decoder_start_id, *self.decoding.output_ids]
+        if self.finished:
+            target = target[:-1]  # the step that wrote </s> is the last one there is
+        chosen = self.decoding.output_ids[-1] if self.finished else None
+        source = self.source_ids()
+        key = ("worked", identity(model), tuple(source), tuple(target), chosen, state.switches())
+        switches = {
+            "causal_mask_on": state.causal_mask,
+            "padding_mask_on": state.padding_mask,
+            "silenced": state.silenced,
+            "use_positions": state.positions,
+        }
+        return SHARED.get(key, lambda: work_through(model, source, target, **switches, chosen=chosen))
+
+    @property
     def decoding(self) -> Decoding:
         if self._decoding is None:  # a copy (`__setstate__`): the decoding is replayed from the state
             self._rebuild()
@@ -249,7 +299,7 @@ class Explorer:
     @property
     def output_limit(self) -> int:
         """The most tokens this output may have: the state's limit, within the model's positions."""
-        return min(self.state.max_output_tokens, self.checkpoint.model.config.max_positions - 1)
+        return min(self.state.max_output_tokens, self.config.max_positions - 1)
 
     def unknown_pieces(self) -> list[str]:
         """The pieces of the sentence the model cannot read (`<unk>` to it), each once, in order."""
@@ -386,3 +436,75 @@ class Explorer:
             if self.finished:
                 break
             self.step(choice)
+
+
+# ---- settings from the page or the API ------------------------------------------------------------------------
+
+
+def with_settings(registry: ModelRegistry, explorer: Explorer | None, fields: dict) -> tuple[Explorer, str]:
+    """The user's explorer with the state's `fields` the page or the API chose (a new one when there was none, or for
+    a new model), and a note for the user when the sentence had to change: too long, it is cut (`within_limit`); a
+    new model that cannot read the sentence (its pieces would be `<unk>`) starts from its own first example instead."""
+    wanted = dict(fields)
+    wanted["source"], note = within_limit(registry, wanted["model"], wanted["source"])
+    if explorer is None or wanted["model"] != explorer.state.model:
+        if explorer is not None:
+            wanted.update(silenced=frozenset(), layer=0, head=None, tab=explorer.state.tab)
+            wanted["source"], switched = suited_source(registry, wanted["model"], wanted["source"])
+            note = switched or note
+        return Explorer(registry, ExplorerState(**wanted)), note
+    changes = {key: value for key, value in wanted.items() if getattr(explorer.state, key) != value}
+    if changes:
+        explorer.update(**changes)
+    return explorer, ""
+
+
+def within_limit(registry: ModelRegistry, model: str, source: str) -> tuple[str, str]:
+    """`source`, or as much of it as the model and the explorer read, cut after a whole word, with a note saying so:
+    at most `MAX_SOURCE_CHARS` characters, and at most as many pieces as the model has positions."""
+    checkpoint = registry.get(model)
+    positions = checkpoint.model.config.max_positions
+
+    def fits(text: str) -> bool:
+        return len(text) <= MAX_SOURCE_CHARS and len(checkpoint.tokenizer.encode_source(text.strip())) <= positions
+
+    if fits(source):
+        return source, ""
+    ends = [0, *(word.end() for word in re.finditer(r"\S+", source[: MAX_SOURCE_CHARS + 1]))]  # after each word
+    low, high = 0, len(ends) - 1  # the most words that fit: `low` fits, `high + 1` does not
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if fits(source[: ends[middle]]) else (low, middle - 1)
+    cut = source[: ends[low]].strip()
+    if len(source) > MAX_SOURCE_CHARS:
+        note = _(
+            "The text is too long ({length:,} characters): the explorer reads at most {most} characters, and {model} "
+            "at most {positions} pieces. It was cut after “…{end}”; shorten it to choose where it ends."
+        )
+    else:  # short, but more pieces than the model has positions (a toy model reads ten)
+        note = _(
+            "{model} reads at most {positions} pieces, and this text is {pieces}: it was cut after “…{end}”, and the "
+            "rest is not read. Shorten it to choose where it ends."
+        )
+    pieces = len(checkpoint.tokenizer.encode_source(source.strip()))
+    return cut, note.format(
+        length=len(source),
+        most=MAX_SOURCE_CHARS,
+        model=model,
+        positions=positions,
+        pieces=pieces,
+        end=cut[-40:].lstrip(),
+    )
+
+
+def suited_source(registry: ModelRegistry, model: str, source: str) -> tuple[str, str]:
+    """`source`, or the model's first example when the model cannot read it, with a note saying so."""
+    unknown = unknown_pieces(registry.get(model).tokenizer, source)
+    if not unknown:
+        return source, ""
+    example = registry.examples(model)[0][0]
+    note = _(
+        "{model} cannot read that sentence ({count} of its pieces are unknown to it, e.g. {piece!r}), so it starts "
+        "from one of its own examples: {example!r}."
+    ).format(model=model, count=len(unknown), piece=unknown[0], example=example)
+    return example, note

@@ -19,7 +19,6 @@ from typing import Any
 
 from transformer.decoding import BeamSearch, Greedy, ModelSwitches, Sampling, Strategy
 from transformer.model import ATTENTION_FAMILIES, HeadRef
-from transformer.training.live import LiveSetup
 
 from .i18n import DEFAULT as DEFAULT_LANGUAGE
 from .i18n import LANGUAGES, _
@@ -71,7 +70,9 @@ class ExplorerState:
     stage_layer: int = shown(0)  # … of this layer (brought into the model's range when shown)
     stage_head: int = shown(0)  # … this head, for attention
     stage_position: int = shown(0)  # … at this source position, for the encoder's stages
-    training: str = shown("")  # the Train tab's setup (`LiveSetup.to_json`), "" before the user trains
+    # the Train tab's setup (`LiveSetup.to_json`), "" before the user trains; read by the Train tab alone, which says
+    # so when a link's cannot be used (the state loads no training code)
+    training: str = shown("")
     language: str = shown(DEFAULT_LANGUAGE)  # the page's language (`explorer.i18n.LANGUAGES`): "en" or "zh"
 
     def __post_init__(self) -> None:
@@ -145,11 +146,6 @@ class ExplorerState:
             isinstance(self.language, str) and self.language in LANGUAGES,
             _("unknown language {language}: choose en or zh").format(language=repr(str(self.language)[:20])),
         )
-        if self.training:
-            try:
-                LiveSetup.from_json(self.training)
-            except ValueError as error:
-                raise ExplorerError(_("the training setup is not valid: {error}").format(error=error)) from None
 
     def replace(self, **changes) -> ExplorerState:
         return dataclasses.replace(self, **changes)

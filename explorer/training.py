@@ -33,6 +33,8 @@ from pathlib import Path
 
 import torch
 
+from transformer.training.live import NORM_POSITIONS as NORM_POSITIONS
+from transformer.training.live import POSITIONAL_ENCODINGS as POSITIONAL_ENCODINGS
 from transformer.training.live import (
     SNAPSHOT_LIMIT,
     LiveRun,
@@ -41,10 +43,17 @@ from transformer.training.live import (
     from_bytes,
     to_bytes,
 )
+from transformer.training.model_file import MAX_FILE_BYTES as MAX_FILE_BYTES
+from transformer.training.model_file import SUFFIX as SUFFIX
+from transformer.training.model_file import ModelFileError as ModelFileError
+from transformer.training.model_file import read_model_path as read_model_path
 from transformer.training.recipe import Probe, snapshot_steps, thinned
+from transformer.training.toy_tasks import TOY_TASKS as TOY_TASKS
 
 from .i18n import N_, _
 
+# The names imported `as` themselves are the page's, taken from the training library through here: `ui/` imports no
+# module of `transformer`.
 ROOT = Path(__file__).resolve().parent.parent  # where `python -m explorer.training` finds the packages
 SLOTS = int(os.environ.get("EXPLORER_TRAIN_SLOTS", 1))  # runs that train at once, on the whole server
 BUDGET_S = float(os.environ.get("EXPLORER_TRAIN_BUDGET_S", 180))  # seconds of training a run may have

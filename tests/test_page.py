@@ -34,7 +34,7 @@ def panel_of(page, kind):
 def counted(monkeypatch):
     """How often the worked step and the tour are computed (the two costly views of hidden tabs)."""
     calls = {"worked": 0, "tour": 0}
-    real_worked, real_tour = inside.worked_step, walkthrough_tab.walkthrough.tour
+    real_worked, real_tour = Explorer.worked_step, walkthrough_tab.walkthrough.tour
 
     def worked(explorer):
         calls["worked"] += 1
@@ -44,7 +44,7 @@ def counted(monkeypatch):
         calls["tour"] += 1
         return real_tour(explorer, worked_step)
 
-    monkeypatch.setattr(inside, "worked_step", worked)
+    monkeypatch.setattr(Explorer, "worked_step", worked)
     monkeypatch.setattr(walkthrough_tab.walkthrough, "tour", tour)
     return calls
 
@@ -83,7 +83,6 @@ def test_two_users_at_the_same_step_share_the_snapshot_and_the_worked_step(regis
     shared = SharedCache(64 * 2**20)
     monkeypatch.setattr(cache, "SHARED", shared)
     monkeypatch.setattr("explorer.session.SHARED", shared)
-    monkeypatch.setattr("explorer.inside.SHARED", shared)
     state = ExplorerState(model="numbers-de", source="ninety-seven")
     first, second = Explorer(registry, state), Explorer(registry, state)
     for explorer in (first, second):
@@ -137,7 +136,7 @@ def test_the_walkthrough_is_written_once_for_every_user_at_the_same_step_and_nev
     from ui.page import enlarged_for_presentation
 
     shared = SharedCache(64 * 2**20)
-    for module in ("explorer.session", "explorer.inside", "explorer.walkthrough"):
+    for module in ("explorer.session", "explorer.walkthrough"):
         monkeypatch.setattr(f"{module}.SHARED", shared)
     state = ExplorerState(model="numbers-de", source="ninety-seven")
     first, second = Explorer(registry, state), Explorer(registry, state.replace(layer=1, tab="walkthrough"))

@@ -8,6 +8,7 @@ import pytest
 
 from benchmarks import classroom
 from explorer import Explorer, ExplorerError, ExplorerState
+from explorer.session import with_settings, within_limit
 from ui.settings import (
     DEFAULTS,
     NAMES,
@@ -19,8 +20,6 @@ from ui.settings import (
     parse_head_ref,
     silenced_choices,
     silenced_options,
-    with_settings,
-    within_limit,
 )
 from ui.tabs.positions import chosen_dimensions
 
@@ -103,42 +102,46 @@ def test_one_parser_reads_a_head_as_the_page_and_as_the_api_write_it(registry):
     assert len({parse_head_ref(label) for label in labels}) == len(labels)  # every head, each once
 
 
+def settings_applied(registry, explorer, settings: Settings):
+    """The explorer with the page's `settings` (`explorer.session.with_settings`, given their state's fields)."""
+    return with_settings(registry, explorer, settings.state_fields())
+
+
 def test_settings_make_an_explorer_then_change_only_what_differs(registry):
     settings = page_settings()
-    explorer, _ = with_settings(registry, None, settings)
+    explorer, _ = settings_applied(registry, None, settings)
     explorer.step()
-    same, note = with_settings(registry, explorer, settings)
+    same, note = settings_applied(registry, explorer, settings)
     assert same is explorer and len(same.state.choices) == 1 and not note  # nothing changed: the step stays
-    wider, _ = with_settings(registry, explorer, settings.replace(layer=1))
+    wider, _ = settings_applied(registry, explorer, settings.replace(layer=1))
     assert wider is explorer and wider.state.layer == 1 and len(wider.state.choices) == 1  # a view setting
 
 
 def test_a_new_model_starts_from_its_first_layer_with_no_heads_silenced(registry):
     settings = page_settings(silenced=["cross · layer 0 · head 1"], layer=1)
-    explorer, _ = with_settings(registry, None, settings)
+    explorer, _ = settings_applied(registry, None, settings)
     assert explorer.state.silenced
-    moved, note = with_settings(registry, explorer, settings.replace(model="numbers-de-untrained"))
+    moved, note = settings_applied(registry, explorer, settings.replace(model="numbers-de-untrained"))
     assert moved is not explorer and not moved.state.silenced and moved.state.layer == 0
     assert not note and moved.state.source == "twenty-one"  # a sentence the new model reads stays
 
 
 def test_a_new_model_that_cannot_read_the_sentence_starts_from_its_own_example(registry):
     english = page_settings(model="en-de", source="The weather is nice.")
-    explorer, _ = with_settings(registry, None, english)
-    moved, note = with_settings(registry, explorer, english.replace(model="numbers-de"))
+    explorer, _ = settings_applied(registry, None, english)
+    moved, note = settings_applied(registry, explorer, english.replace(model="numbers-de"))
     assert moved.state.source == registry.examples("numbers-de")[0][0] == "twenty-one"
     assert "numbers-de cannot read that sentence" in note and "'twenty-one'" in note
 
 
 def test_a_bad_setting_raises_the_explorers_error(registry):
     with pytest.raises(ExplorerError):
-        with_settings(registry, None, page_settings(head="head 99"))
+        settings_applied(registry, None, page_settings(head="head 99"))
 
 
 def test_a_text_too_long_is_cut_after_a_whole_word_and_the_note_says_so(registry):
     """Issue 22: the browser cut a 3,000-character paste to 500 without a word, and a shorter one that was still
     too many pieces for the model gave an error. Now it is cut where both fit, after a whole word, and said so."""
-    from ui.settings import within_limit
 
     assert within_limit(registry, "en-de", "Good morning.") == ("Good morning.", "")
     pasted = "The cat sleeps on the warm sofa. " * 100
@@ -148,7 +151,7 @@ def test_a_text_too_long_is_cut_after_a_whole_word_and_the_note_says_so(registry
     longer = pasted[: len(cut) + pasted[len(cut) + 1 :].index(" ") + 1]  # one more word does not fit
     assert len(longer) > 500 or len(registry.get("en-de").tokenizer.encode_source(longer)) > 128
     assert note.startswith("The text is too long (3,300 characters)") and "en-de at most 128 pieces" in note
-    explorer, said = with_settings(registry, None, page_settings(model="en-de", source=pasted))
+    explorer, said = settings_applied(registry, None, page_settings(model="en-de", source=pasted))
     assert explorer.state.source == cut and said == note
 
 

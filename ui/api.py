@@ -56,12 +56,11 @@ def make_translate(registry: ModelRegistry) -> Callable[..., dict]:
             # The caller's mistake: its message goes back to it, and the server's log has one line, not a traceback.
             LOG.warning("/translate refused a request: %s", error)
             raise gr.Error(str(error), print_exception=False) from None
-        tokenizer = explorer.checkpoint.tokenizer
-        piece = tokenizer.target_piece
+        piece = explorer.piece
         return {
-            "translation": tokenizer.decode_target(explorer.decoding.output_ids),
-            "source_tokens": [tokenizer.source_piece(i) for i in explorer.source_ids()],
-            "output_tokens": [piece(i) for i in explorer.decoding.output_ids],
+            "translation": explorer.output_text,
+            "source_tokens": explorer.source_pieces,
+            "output_tokens": explorer.output_pieces,
             "steps": [
                 {
                     "token": piece(step.token_id),

@@ -116,7 +116,7 @@ def limit_message(explorer: Explorer) -> str:
     limit = explorer.output_limit
     if len(explorer.state.choices) < limit:
         return ""
-    positions = explorer.checkpoint.model.config.max_positions
+    positions = explorer.config.max_positions
     if limit < explorer.state.max_output_tokens:
         said = _(
             "The output reached its length limit of {limit} tokens (the model reads at most {positions} positions), "
@@ -348,7 +348,7 @@ class DecodingPanel(Panel):
             return (
                 explorer,
                 explorer.at_end,
-                explorer.checkpoint.tokenizer.decode_target(explorer.decoding.output_ids),
+                explorer.output_text,
                 None,
             )
 

@@ -20,6 +20,7 @@ from explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry, cach
 from explorer.classroom import Classroom
 from explorer.i18n import DEFAULT as DEFAULT_LANGUAGE
 from explorer.i18n import N_, _, speaking
+from explorer.session import with_settings
 from explorer.training import TrainingPool
 
 from . import admission, api, runtime
@@ -30,7 +31,7 @@ from .panel import Frame, Panel, Updates, escaped
 from .presentation import Header
 from .runtime import QUICK, one_at_a_time, uses_gpu
 from .sentence import SentencePanel
-from .settings import NAMES, Settings, with_settings
+from .settings import NAMES, Settings
 from .tabs import TABS
 
 EMPTY_SENTENCE = N_("The sentence box is empty: type a sentence, or click one of the examples.")
@@ -221,8 +222,8 @@ class Page:
 
     def explorer_with(self, explorer: Explorer | None, values: tuple) -> tuple[Explorer, str]:
         """The user's explorer with the settings whose values are `values` (in the order of `NAMES`), and a note
-        when the sentence had to change (`ui.settings.with_settings`)."""
-        return with_settings(self.registry_of(explorer), explorer, Settings.from_values(values))
+        when the sentence had to change (`explorer.session.with_settings`)."""
+        return with_settings(self.registry_of(explorer), explorer, Settings.from_values(values).state_fields())
 
     def registry_of(self, explorer: Explorer | None) -> ModelRegistry:
         """The models the user can choose: with the models they trained (`PersonalRegistry`), once they have one."""
@@ -238,7 +239,8 @@ class Page:
     ) -> Updates:
         """The outputs of every panel shown for the explorer's state (or for the tab `tab`, when the event that asks
         is that tab's own, `wire_move`), and unless `light` every panel's controls (or everything cleared, with
-        `message`, when there is no explorer). `note`: why the sentence is not the one typed (`with_settings`)."""
+        `message`, when there is no explorer). `note`: why the sentence is not the one typed
+        (`explorer.session.with_settings`)."""
         if explorer is None:
             updates: Updates = {self.explorer: None}
             for panel in self.panels:

@@ -20,10 +20,10 @@ import gradio as gr
 from gradio.components import Component
 from gradio.i18n import I18nData
 
-from explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry, StepSnapshot, inside
+from explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry, StepSnapshot
 from explorer.classroom import Classroom
+from explorer.session import WorkedStep
 from explorer.training import TrainingPool
-from transformer.worked import WorkedStep
 
 Updates = dict[Component, Any]  # what a handler returns: the components it draws, with their new values
 
@@ -45,7 +45,7 @@ class Frame:
     @cached_property
     def worked(self) -> WorkedStep:
         """The current step worked through stage by stage, once for every panel that shows it."""
-        return inside.worked_step(self.explorer)
+        return self.explorer.worked_step()
 
 
 class PageAccess(Protocol):

@@ -20,7 +20,7 @@ import torch
 
 from explorer import Explorer
 from explorer.i18n import DEFAULT, _, speaking
-from transformer.training.model_file import MAX_FILE_BYTES
+from explorer.training import MAX_FILE_BYTES
 
 # The largest upload the server takes (gradio's `max_file_size`): a model file's own limit. A larger one is refused
 # with 413 while it arrives, before it is read whole or kept in the upload folder.

@@ -97,9 +97,7 @@ class SentencePanel(Panel):
             self.failures: "\n".join(f"- {html.escape(label, quote=False)}" for label in failures),
             # after a failed load, back to the model in use; the user's own models among the choices
             self.model: gr.update(value=frame.state.model, choices=self.choices(registry)),
-            self.about: registry.describe(frame.state.model).markdown()
-            + "\n\n"
-            + device_said(str(next(frame.explorer.checkpoint.model.parameters()).device)),
+            self.about: registry.describe(frame.state.model).markdown() + "\n\n" + device_said(frame.explorer.device),
         }
 
     def cleared(self, message: str) -> Updates:

@@ -19,11 +19,10 @@ import typing
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from explorer import MAX_SOURCE_CHARS, Explorer, ExplorerError, ExplorerState, ModelRegistry, i18n
+from explorer import Explorer, ExplorerError, ExplorerState, i18n
 from explorer.i18n import LANGUAGES, N_, _
 from explorer.render import FAMILY_NAMES
-from explorer.session import unknown_pieces
-from transformer.model import HeadRef
+from explorer.state import HeadRef
 
 # The state's fields that no control sets: the steps taken (Step, Back, forcing), whether the heads are shown as a
 # grid (a choice of the head control, `parse_head`), and the open tab (opening it).
@@ -127,7 +126,7 @@ def parse_head_ref(text: str) -> HeadRef:
 
 def silenced_choices(explorer: Explorer) -> list[str]:
     """Every head of the explorer's model, as the silenced-heads checkboxes name them."""
-    config = explorer.checkpoint.model.config
+    config = explorer.config
     return [
         head_label((family, layer, head))
         for family in FAMILY_NAMES
@@ -227,72 +226,3 @@ class Settings:
 
     def state_fields(self) -> dict[str, Any]:
         return state_fields(self.values)
-
-
-def with_settings(registry: ModelRegistry, explorer: Explorer | None, settings: Settings) -> tuple[Explorer, str]:
-    """The user's explorer with the settings on the page (a new one when there was none, or for a new model), and
-    a note for the user when the sentence had to change: too long, it is cut (`within_limit`); a new model that
-    cannot read the sentence (its pieces would be `<unk>`) starts from its own first example instead."""
-    wanted = settings.state_fields()
-    wanted["source"], note = within_limit(registry, wanted["model"], wanted["source"])
-    if explorer is None or wanted["model"] != explorer.state.model:
-        if explorer is not None:
-            wanted.update(silenced=frozenset(), layer=0, head=None, tab=explorer.state.tab)
-            wanted["source"], switched = suited_source(registry, wanted["model"], wanted["source"])
-            note = switched or note
-        return Explorer(registry, ExplorerState(**wanted)), note
-    changes = {key: value for key, value in wanted.items() if getattr(explorer.state, key) != value}
-    if changes:
-        explorer.update(**changes)
-    return explorer, ""
-
-
-def within_limit(registry: ModelRegistry, model: str, source: str) -> tuple[str, str]:
-    """`source`, or as much of it as the model and the explorer read, cut after a whole word, with a note saying so:
-    at most `MAX_SOURCE_CHARS` characters, and at most as many pieces as the model has positions."""
-    checkpoint = registry.get(model)
-    positions = checkpoint.model.config.max_positions
-
-    def fits(text: str) -> bool:
-        return len(text) <= MAX_SOURCE_CHARS and len(checkpoint.tokenizer.encode_source(text.strip())) <= positions
-
-    if fits(source):
-        return source, ""
-    ends = [0, *(word.end() for word in re.finditer(r"\S+", source[: MAX_SOURCE_CHARS + 1]))]  # after each word
-    low, high = 0, len(ends) - 1  # the most words that fit: `low` fits, `high + 1` does not
-    while low < high:
-        middle = (low + high + 1) // 2
-        low, high = (middle, high) if fits(source[: ends[middle]]) else (low, middle - 1)
-    cut = source[: ends[low]].strip()
-    if len(source) > MAX_SOURCE_CHARS:
-        note = _(
-            "The text is too long ({length:,} characters): the explorer reads at most {most} characters, and {model} "
-            "at most {positions} pieces. It was cut after “…{end}”; shorten it to choose where it ends."
-        )
-    else:  # short, but more pieces than the model has positions (a toy model reads ten)
-        note = _(
-            "{model} reads at most {positions} pieces, and this text is {pieces}: it was cut after “…{end}”, and the "
-            "rest is not read. Shorten it to choose where it ends."
-        )
-    pieces = len(checkpoint.tokenizer.encode_source(source.strip()))
-    return cut, note.format(
-        length=len(source),
-        most=MAX_SOURCE_CHARS,
-        model=model,
-        positions=positions,
-        pieces=pieces,
-        end=cut[-40:].lstrip(),
-    )
-
-
-def suited_source(registry: ModelRegistry, model: str, source: str) -> tuple[str, str]:
-    """`source`, or the model's first example when the model cannot read it, with a note saying so."""
-    unknown = unknown_pieces(registry.get(model).tokenizer, source)
-    if not unknown:
-        return source, ""
-    example = registry.examples(model)[0][0]
-    note = _(
-        "{model} cannot read that sentence ({count} of its pieces are unknown to it, e.g. {piece!r}), so it starts "
-        "from one of its own examples: {example!r}."
-    ).format(model=model, count=len(unknown), piece=unknown[0], example=example)
-    return example, note

@@ -69,7 +69,7 @@ class AttentionTab(Panel):
 
     def sync(self, frame: Frame) -> Updates:
         """The model's layers and heads, for a new model or family."""
-        state, config = frame.state, frame.explorer.checkpoint.model.config
+        state, config = frame.state, frame.explorer.config
         return {
             self.layer: gr.update(maximum=max(config.n_layers(state.family) - 1, 0), value=state.layer),
             self.head: gr.update(choices=head_options(config.n_heads), value=head_choice(state)),
@@ -101,7 +101,7 @@ class AttentionTab(Panel):
         state = explorer.state
         if state.view == "alignment":
             peaked = render.most_peaked_layer(explorer.snapshot(), state.head)
-            deepest = explorer.checkpoint.model.config.n_layers(state.family) - 1  # the layer control's range
+            deepest = explorer.config.n_layers(state.family) - 1  # the layer control's range
             explorer.update(layer=min(peaked, deepest))
 
     def open_large(self, event: gr.SelectData) -> Updates:

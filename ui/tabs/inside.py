@@ -146,7 +146,7 @@ class InsideTab(Panel):
 
     def sync(self, frame: Frame) -> Updates:
         """The ranges of the layer, head and position, for the model and the sentence."""
-        config, state = frame.explorer.checkpoint.model.config, frame.state
+        config, state = frame.explorer.config, frame.state
         n_layers = max(config.n_encoder_layers, config.n_decoder_layers)
         n_source = len(frame.snapshot.source_tokens)
         layer, head = inside.layer_and_head(frame.explorer)

@@ -79,7 +79,7 @@ class PositionsTab(Panel):
         key = json.dumps([state.model, state.language, state.presentation, int(n_positions), typed])
         if key == drawn_for:
             return {self.drawn_for: key}  # the rest stays as it is
-        dims, note = chosen_dimensions(typed, explorer.checkpoint.model.config.d_model)
+        dims, note = chosen_dimensions(typed, explorer.config.d_model)
         table, curves, similarity = render.positional_figures(explorer, int(n_positions), dims)
         drawn = {self.table: table, self.curves: curves, self.similarity: similarity, self.dims_note: escaped(note)}
         return drawn | {self.drawn_for: key}

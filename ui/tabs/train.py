@@ -23,10 +23,16 @@ from explorer.i18n import N_, _, current, speaking
 from explorer.recorded import RecordedRun
 from explorer.registry import OwnModel, PersonalRegistry
 from explorer.render import FAMILY_NAMES
-from explorer.training import TrainingRun
-from transformer.training.live import NORM_POSITIONS, POSITIONAL_ENCODINGS, LiveSetup
-from transformer.training.model_file import SUFFIX, ModelFileError, read_model_path
-from transformer.training.toy_tasks import TOY_TASKS
+from explorer.training import (
+    NORM_POSITIONS,
+    POSITIONAL_ENCODINGS,
+    SUFFIX,
+    TOY_TASKS,
+    LiveSetup,
+    ModelFileError,
+    TrainingRun,
+    read_model_path,
+)
 
 from ..i18n import T, with_browser_words
 from ..panel import PageAccess, Panel, Updates, escaped
