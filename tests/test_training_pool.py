@@ -29,17 +29,20 @@ def wait_for(condition: Callable[[], bool], runs: list[TrainingRun], timeout: fl
 
 @pytest.fixture(scope="module")
 def pool():
-    pool = TrainingPool(slots=1, budget_s=3.0)
+    """One worker, and a time budget that no test reaches but the one that spends a budget of its own: how many steps
+    a second depends on the machine, and on what else it runs (a step count is never a timing here)."""
+    pool = TrainingPool(slots=1, budget_s=120.0)
     yield pool
     pool.close()
 
 
 def test_a_run_trains_in_a_worker_until_its_budget_is_spent(pool):
     run = pool.new_run(SETUP)
+    run.budget_s = 3.0
     pool.start(run)
     wait_for(lambda: not run.active, [run])
     assert run.status == FINISHED and "time budget of 3 s" in run.message, run.message
-    assert run.seconds >= 3.0 and run.step > 20 and run.state is not None
+    assert run.seconds >= 3.0 and run.step >= 5 and run.state is not None
     steps = [snapshot.step for snapshot in run.snapshots]
     assert steps[:5] == [0, 1, 2, 3, 4] and steps[-1] == run.step and steps == sorted(set(steps))
     kinds = {record["kind"] for record in run.records}
