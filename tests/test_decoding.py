@@ -41,6 +41,7 @@ def assert_same_step(a, b, exact=True):
         torch.tensor([c.prob for c in a.candidates]), torch.tensor([c.prob for c in b.candidates]), **tol
     )
     assert [h.tokens for h in a.beams] == [h.tokens for h in b.beams] and a.parents == b.parents
+    assert a.attention is not None and b.attention is not None  # (their decodings record it)
     for x, y in zip(
         a.attention.decoder_self + a.attention.cross, b.attention.decoder_self + b.attention.cross, strict=True
     ):
@@ -71,8 +72,9 @@ def test_greedy_takes_the_argmax_of_full_recomputation_at_every_step(device_mode
     assert decoding.output_ids[-1] == EOS
 
 
-def test_step_records_carry_the_attention_of_the_query(model):
-    decoding = Decoding(model, SRC, Greedy(), max_new_tokens=5)
+def test_step_records_carry_the_attention_of_the_query_when_asked(model):
+    assert Decoding(model, SRC, Greedy(), max_new_tokens=5).step().attention is None  # by default, nothing recorded
+    decoding = Decoding(model, SRC, Greedy(), max_new_tokens=5, return_attention=True)
     first, second = decoding.step(), decoding.step()
     assert len(first.attention.decoder_self) == 2 and len(first.attention.cross) == 2
     assert first.attention.decoder_self[0].shape == (2, 1)  # (H, keys so far): only the start token
@@ -104,7 +106,7 @@ def test_forcing_a_token_then_continuing(device_model):
 
 
 def test_back_restores_the_state_exactly(device_model):
-    decoding = Decoding(device_model, SRC, Greedy(), max_new_tokens=10)
+    decoding = Decoding(device_model, SRC, Greedy(), max_new_tokens=10, return_attention=True)
     decoding.step()
     before = decoding.upcoming()
     second = decoding.step()
@@ -133,7 +135,7 @@ def test_back_at_the_start_does_nothing(model):
 
 
 def test_back_after_the_end_resumes(model):
-    decoding = Decoding(model, SRC, Greedy(), max_new_tokens=8)
+    decoding = Decoding(model, SRC, Greedy(), max_new_tokens=8, return_attention=True)
     records = decoding.run()
     decoding.back()
     assert not decoding.finished
@@ -222,7 +224,7 @@ def test_beam_records_list_the_beams_and_their_parents(model):
 
 
 def test_beam_search_back_and_forward_again_is_the_same(device_model):
-    decoding = Decoding(device_model, SRC, BeamSearch(3), max_new_tokens=12)
+    decoding = Decoding(device_model, SRC, BeamSearch(3), max_new_tokens=12, return_attention=True)
     records = [decoding.step() for _ in range(4)]
     decoding.back()
     decoding.back()

@@ -145,7 +145,7 @@ def test_greedy_sampling_and_beam_search_with_forcing_and_back_stay_on_the_model
     def run():
         answers = []
         for strategy in (Greedy(), Sampling(temperature=1.5, top_k=8, top_p=0.9, seed=7), BeamSearch(3)):
-            decoding = Decoding(model, SRC, strategy, max_new_tokens=12)
+            decoding = Decoding(model, SRC, strategy, max_new_tokens=12, return_attention=True)
             decoding.step()
             decoding.send(17)  # forcing
             decoding.step()

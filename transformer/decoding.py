@@ -171,7 +171,9 @@ class Decoding(Iterator[Step]):
         switches: masks, positions and silenced heads for every forward pass of this decoding.
         max_new_tokens: at most this many generated tokens, `</s>` included (it is forced at the last one).
         top_k: how many candidates each record lists.
-        return_attention: record the attention of each step.
+        return_attention: record the attention of each step's query in its record (`Step.attention`; None without),
+            and the encoder's (`encoder_attention`). Off by default: the explorer draws attention from a teacher-forced
+            pass over the output (`explorer.session.StepSnapshot`), not from the records.
     """
 
     def __init__(
@@ -183,7 +185,7 @@ class Decoding(Iterator[Step]):
         switches: ModelSwitches = ModelSwitches(),
         max_new_tokens: int | None = None,
         top_k: int = 10,
-        return_attention: bool = True,
+        return_attention: bool = False,
     ):
         cfg = model.config
         self.model = model
