@@ -528,10 +528,10 @@ def test_the_three_families_of_a_layer_side_by_side_step_together(browser, app_u
     page = opened(browser, app_url + "?state=" + layer_1, 1280, 1600)
     page.wait_for_function("() => document.querySelector('#attention-plot .gtitle').textContent.includes('layer 1')")
     page.locator("#attention-view").get_by_text("three families side by side").click()
-    page.wait_for_function(f"() => ({ROWS})().length === 3")
-    rows = page.evaluate(f"() => ({ROWS})().map(t => t.y.length)")
-    source_rows, target_rows = rows[0], rows[1]
-    assert rows[2] == target_rows  # cross-attention: one row per target piece, like decoder self-attention
+    # the rows read in the evaluation that finds three heatmaps (read after it, they were once read mid-drawing)
+    rows = page.wait_for_function(f"() => {{ const r = ({ROWS})(); return r.length === 3 && r.map(t => t.y.length); }}")
+    source_rows, target_rows, cross_rows = rows.json_value()
+    assert cross_rows == target_rows  # cross-attention: one row per target piece, like decoder self-attention
     assert page.locator("#attention-plot").inner_text().count("(layer 1)") == 3
     assert "three places" in page.locator("#attention-caption").inner_text()
     before = output(page)
