@@ -126,7 +126,7 @@ def test_the_readme_gives_the_number_of_tests_the_suite_collects(request):
     README or a page of docs/ says it; and the number of fast tests the README's command for them runs. Counted from
     this run's own collection (every worker of pytest-xdist collects them all), so in a run of the whole suite, or of
     the fast tests alone."""
-    fast = re.search(rf"`python -m pytest -m \"{FAST}\"(?: -n auto)?` \(([\d,]+) tests", README)
+    fast = re.search(rf"`python -m pytest -m \"{FAST}\"(?: -n auto)?`\s+\(([\d,]+) tests", README)
     assert fast, "the README says how to run the fast tests, and how many there are"
     pages = (README, *(path.read_text(encoding="utf-8") for path in DOCS))
     counts = [n for text in pages for n in re.findall(r"`python -m pytest` runs ([\d,]+) tests", text)]
