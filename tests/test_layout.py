@@ -111,10 +111,10 @@ def test_no_module_imports_itself_through_others():
         pytest.fail("an import circle: " + " -> ".join(error.args[1]))
 
 
-def test_the_circle_check_finds_a_circle():
-    with pytest.raises(graphlib.CycleError):
-        graphlib.TopologicalSorter({"a": {"b"}, "b": {"c"}, "c": {"a"}}).prepare()
-    assert "transformer.model" in import_graph()["transformer.decoding"]
+def test_the_import_graph_sees_imports_inside_functions():
+    graph = import_graph()
+    assert "transformer.model" in graph["transformer.decoding"]
+    assert "transformer.training.corpus.tsv" in graph["transformer.training.evaluate"]  # imported in a function
 
 
 def test_the_architecture_tables_catch_what_they_forbid():
