@@ -274,14 +274,9 @@ class Explorer:
             target = target[:-1]  # the step that wrote </s> is the last one there is
         chosen = self.decoding.output_ids[-1] if self.finished else None
         source = self.source_ids()
-        key = ("worked", identity(model), tuple(source), tuple(target), chosen, state.switches())
-        switches = {
-            "causal_mask_on": state.causal_mask,
-            "padding_mask_on": state.padding_mask,
-            "silenced": state.silenced,
-            "use_positions": state.positions,
-        }
-        return SHARED.get(key, lambda: work_through(model, source, target, **switches, chosen=chosen))
+        switches = state.switches()
+        key = ("worked", identity(model), tuple(source), tuple(target), chosen, switches)
+        return SHARED.get(key, lambda: work_through(model, source, target, switches=switches, chosen=chosen))
 
     @property
     def decoding(self) -> Decoding:
@@ -369,11 +364,8 @@ class Explorer:
             out = checkpoint.model(
                 torch.tensor([src], device=self._device),
                 torch.tensor([target_in], device=self._device),
+                switches=state.switches(),
                 return_attention=True,
-                causal_mask_on=state.causal_mask,
-                padding_mask_on=state.padding_mask,
-                silenced=state.silenced,
-                use_positions=state.positions,
             )
         attention = out.attention
         return Forward(

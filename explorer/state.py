@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from transformer.decoding import BeamSearch, Greedy, ModelSwitches, Sampling, Strategy
-from transformer.model import ATTENTION_FAMILIES, HeadRef
+from transformer.decoding import BeamSearch, Greedy, Sampling, Strategy
+from transformer.model import ATTENTION_FAMILIES, HeadRef, ModelSwitches
 
 from .i18n import DEFAULT as DEFAULT_LANGUAGE
 from .i18n import LANGUAGES, _

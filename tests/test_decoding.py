@@ -317,7 +317,8 @@ def test_without_the_causal_mask_each_step_recomputes_the_whole_prefix(device_mo
         next(decoding)
         tokens = decoding._state.tokens  # every running hypothesis, from the start token
         with torch.no_grad():
-            logits = model(src.expand(tokens.size(0), -1), tokens, causal_mask_on=False).logits[:, -1]
+            unmasked = ModelSwitches(causal_mask_on=False)
+            logits = model(src.expand(tokens.size(0), -1), tokens, switches=unmasked).logits[:, -1]
         torch.testing.assert_close(decoding._next_logprobs, logits.float().log_softmax(-1), atol=1e-5, rtol=1e-5)
     causal = Decoding(model, SRC, strategy, max_new_tokens=6)
     causal_probs = [c.prob for c in causal.upcoming()]
@@ -339,3 +340,36 @@ def test_padding_and_a_separate_start_token_are_never_generated():
     greedy = [step.token_id for step in Decoding(model, [4, 5, 2], Greedy(), max_new_tokens=6)]
     assert greedy and not {0, 1} & set(greedy)
     assert not {0, 1} & set(generate_batch(model, [[4, 5, 2]], max_new_tokens=6)[0])
+
+
+def test_the_generation_rules_ban_tokens_and_end_rows_at_their_limit():
+    """`GenerationRules.constrain`, the one place the rules are written: banned tokens never, and a row at its last
+    allowed token can only end; the other rows keep their scores."""
+    from tests.conftest import tiny_config
+    from transformer.decoding import GenerationRules
+
+    rules = GenerationRules.of(tiny_config())
+    scores = torch.randn(3, 12, generator=torch.Generator().manual_seed(0))
+    constrained = rules.constrain(scores, torch.tensor([False, True, False]))
+    assert torch.isinf(constrained[:, list(rules.banned)]).all()
+    assert constrained[1].argmax() == rules.eos_id and torch.isinf(constrained[1]).sum() == 11
+    kept = [i for i in range(12) if i not in rules.banned]
+    assert torch.equal(constrained[[0, 2]][:, kept], scores[[0, 2]][:, kept])
+    assert torch.equal(rules.constrain(scores, False), rules.constrain(scores, torch.zeros(3, dtype=torch.bool)))
+    assert torch.equal(scores, torch.randn(3, 12, generator=torch.Generator().manual_seed(0)))  # a copy, not in place
+    assert rules.limit(None) == tiny_config().max_positions - 1 and rules.limit(3) == 3
+    with pytest.raises(ValueError, match="max_new_tokens must be between 1 and"):
+        rules.limit(rules.longest + 1)
+
+
+def test_a_strategy_chooses_from_a_row_or_from_many():
+    """The strategies are objects: Greedy takes the best; Sampling narrowed to one token (top-k 1, or a tiny top-p)
+    takes it too, on one row or on a batch; and one seed draws the same tokens again."""
+    scores = torch.randn(4, 50, generator=torch.Generator().manual_seed(1)).log_softmax(-1)
+    best = scores.argmax(-1)
+    assert torch.equal(Greedy().choose(scores), best) and int(Greedy().choose(scores[2])) == int(best[2])
+    for narrow in (Sampling(top_k=1, seed=3), Sampling(top_p=1e-6, seed=3)):
+        assert torch.equal(narrow.choose(scores, narrow.generator()), best)
+        assert int(narrow.choose(scores[1], narrow.generator())) == int(best[1])
+    wide = Sampling(temperature=2.0, seed=7)
+    assert torch.equal(wide.choose(scores, wide.generator()), wide.choose(scores, wide.generator()))

@@ -125,9 +125,10 @@ def test_a_forward_pass_and_the_key_value_cache_stay_on_the_models_device(placem
 
     def run():
         src, tgt = torch.tensor([SRC, [4, 3, 2, 0, 0, 0]], device=device), torch.tensor([[1, 8, 9]] * 2, device=device)
-        switches = dict(silenced=[("cross", 1, 0), ("encoder", 0, 1)], causal_mask_on=False, padding_mask_on=False)
+        silenced = [("cross", 1, 0), ("encoder", 0, 1)]
+        switches = ModelSwitches(causal_mask_on=False, padding_mask_on=False, use_positions=False, silenced=silenced)
         with torch.no_grad():
-            full, switched = model(src, tgt, return_attention=True), model(src, tgt, use_positions=False, **switches)
+            full, switched = model(src, tgt, return_attention=True), model(src, tgt, switches=switches)
             encoded = model.encode(src)
             cache, steps = model.init_cache(encoded), []
             for t in range(tgt.size(1)):
@@ -177,8 +178,9 @@ def test_the_worked_step_stays_on_the_models_device(placement):
     model = model_on(placement.model)
 
     def run():
-        worked = work_through(model, SRC + [0], [1, 6, 12], silenced=[("cross", 1, 1)], top_k=3)
-        unmasked = work_through(model, SRC, [1, 6], causal_mask_on=False, padding_mask_on=False, use_positions=False)
+        worked = work_through(model, SRC + [0], [1, 6, 12], switches=ModelSwitches(silenced=[("cross", 1, 1)]), top_k=3)
+        off = ModelSwitches(causal_mask_on=False, padding_mask_on=False, use_positions=False)
+        unmasked = work_through(model, SRC, [1, 6], switches=off)
         predictions = [(p.top_ids, p.top_probabilities, p.chosen_probability) for p in worked.layer_predictions]
         stream = worked.residual_stream("decoder", 2)
         return worked.output.logits, worked.decoder[1].cross_attention.weights, predictions, stream, unmasked.memory

@@ -12,17 +12,15 @@ import pytest
 import torch
 from conftest import CHECKPOINTS, tiny_model
 
-from transformer.decoding import ModelSwitches
 from transformer.explain import (
     GAP,
-    PLAIN,
     contributions,
     decoder_lens,
     every_head,
     first_knowing,
     head_census,
 )
-from transformer.model import ATTENTION_FAMILIES
+from transformer.model import AS_TRAINED, ATTENTION_FAMILIES, ModelSwitches
 
 SOURCE = [5, 9, 12, 7, 21, 4, 2]  # ending with </s> (id 2)
 TARGET = [1, 14, 8, 17]  # the start token, then three pieces written
@@ -40,18 +38,11 @@ def model_on(device: str, **overrides):
     return model.to(device)
 
 
-def next_probabilities(model, switches=PLAIN, source=SOURCE, target=TARGET) -> torch.Tensor:
+def next_probabilities(model, switches=AS_TRAINED, source=SOURCE, target=TARGET) -> torch.Tensor:
     src = torch.tensor([source], device=next(model.parameters()).device)
     tgt = torch.tensor([target], device=src.device)
     with torch.no_grad():
-        logits = model(
-            src,
-            tgt,
-            causal_mask_on=switches.causal_mask_on,
-            padding_mask_on=switches.padding_mask_on,
-            silenced=switches.silenced,
-            use_positions=switches.use_positions,
-        ).logits
+        logits = model(src, tgt, switches=switches).logits
     return torch.softmax(logits[0, -1].float(), -1)
 
 
@@ -244,7 +235,7 @@ def test_the_adaptive_integral_agrees_with_captums_own_on_a_fine_even_grid():
     rows = (model.src_embed.tokens(src).detach(), model.tgt_embed.tokens(tgt).detach())
 
     def score(source_vectors, target_vectors, src, tgt):
-        return score_of(model, src, tgt, token, None, PLAIN, source_vectors, target_vectors)
+        return score_of(model, src, tgt, token, None, AS_TRAINED, source_vectors, target_vectors)
 
     source, target = IntegratedGradients(score).attribute(
         rows, baselines=tuple(torch.zeros_like(r) for r in rows), additional_forward_args=(src, tgt), n_steps=512

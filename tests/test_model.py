@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from tests.conftest import tiny_config, tiny_model
-from transformer.model import Transformer, TransformerConfig
+from transformer.model import ModelSwitches, Transformer, TransformerConfig
 
 SRC = torch.tensor([[5, 6, 7, 8, 9, 2], [10, 11, 12, 2, 0, 0]])  # second row padded (pad_id 0)
 TGT = torch.tensor([[1, 20, 21, 22, 23], [1, 24, 25, 26, 27]])  # start token 1
@@ -21,7 +21,7 @@ PAST = torch.ones(5, 5, dtype=torch.bool).tril()  # (T, T): key position <= quer
 def run(model, src=SRC, tgt=TGT, **kw):
     device = next(model.parameters()).device
     with torch.no_grad():
-        return model(src.to(device), tgt.to(device), return_attention=True, **kw)
+        return model(src.to(device), tgt.to(device), return_attention=True, switches=ModelSwitches(**kw))
 
 
 # ---- masks ----------------------------------------------------------------------------------------------

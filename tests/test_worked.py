@@ -11,7 +11,7 @@ import torch
 
 from tests.conftest import tiny_model
 from transformer.marian import load_marian
-from transformer.model import Transformer
+from transformer.model import ModelSwitches, Transformer
 from transformer.worked import work_through
 
 TOL = 1e-5
@@ -23,13 +23,13 @@ def model_numbers(model: Transformer, src: list[int], tgt: list[int], **switches
     device = next(model.parameters()).device
     src_ids, tgt_ids = (torch.tensor([ids], device=device) for ids in (src, tgt))
     with torch.no_grad():
-        out = model(src_ids, tgt_ids, return_attention=True, **switches)
+        out = model(src_ids, tgt_ids, return_attention=True, switches=ModelSwitches(**switches))
     return out.logits[0], out.attention
 
 
 def assert_same_as_the_model(model: Transformer, src=SRC, tgt=TGT, **switches):
     logits, attention = model_numbers(model, src, tgt, **switches)
-    worked = work_through(model, src, tgt, **switches)
+    worked = work_through(model, src, tgt, switches=ModelSwitches(**switches))
     assert (worked.output.logits - logits[-1]).abs().max() <= TOL
     for mine, theirs in [
         ([layer.self_attention.weights for layer in worked.encoder], attention.encoder),
@@ -135,7 +135,7 @@ def test_what_each_layer_would_say_ends_with_the_models_own_prediction():
 def test_the_model_is_only_read():
     model = tiny_model(seed=8)
     before = {name: p.clone() for name, p in model.state_dict().items()}
-    work_through(model, SRC, TGT, silenced=[("cross", 1, 1)])
+    work_through(model, SRC, TGT, switches=ModelSwitches(silenced=[("cross", 1, 1)]))
     assert all(torch.equal(before[name], p) for name, p in model.state_dict().items())
     assert not any(module._forward_hooks or module._forward_pre_hooks for module in model.modules())
 

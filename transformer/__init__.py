@@ -1,10 +1,10 @@
 """Transformer Explorer's from-scratch encoder–decoder Transformer library (no UI code here)."""
 
 from .checkpoint import Checkpoint, CheckpointError, load_checkpoint, save_checkpoint
-from .decoding import BeamSearch, Decoding, Greedy, ModelSwitches, Sampling, Step, generate, translate
+from .decoding import BeamSearch, Decoding, Greedy, Sampling, Step, generate, translate
 from .hub import load_pretrained
 from .marian import load_marian
-from .model import Transformer, TransformerConfig, sinusoidal_position_encoding
+from .model import ModelSwitches, Transformer, TransformerConfig, sinusoidal_position_encoding
 from .tokenizer import Tokenizer
 
 __all__ = [

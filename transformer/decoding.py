@@ -11,23 +11,26 @@ attention of the query that chose it). Between steps the caller may
 `translate()` simply runs the same iterator to the end, so the explorer and batch translation share one
 source of truth.
 
-End of sentence: a hypothesis ends when it produces `</s>`. At the last allowed step `</s>` is forced, and
-the padding (and BOS) tokens are never generated: the same rules as Hugging Face's `generate` for opus-mt.
+The rules every translation obeys are written once, in `GenerationRules`: a hypothesis ends when it produces
+`</s>`, `</s>` is forced at the last allowed step, and the padding (and BOS) tokens are never generated — the same
+rules as Hugging Face's `generate` for opus-mt. `Decoding` and the batched `generate_batch` both apply them. Within
+them a strategy object chooses, as whisper's decoders do: `Greedy` and `Sampling` pick a token per row (`choose`),
+and `BeamSearch` ranks its finished hypotheses (`score`) while `Decoding` keeps the beams.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor
 
-from .model import DecoderCache, EncoderOutput, HeadRef, Transformer, TransformerConfig, validate_heads
+from .model import AS_TRAINED, DecoderCache, EncoderOutput, ModelSwitches, Transformer, TransformerConfig
 
 # --------------------------------------------------------------------------------------------------------
-# Strategies and switches
+# The rules every translation follows, and the strategies that choose within them
 # --------------------------------------------------------------------------------------------------------
 
 
@@ -39,8 +42,45 @@ def banned_tokens(config: TransformerConfig) -> list[int]:
 
 
 @dataclass(frozen=True)
+class GenerationRules:
+    """What every translation obeys, whatever the strategy (the rules of Hugging Face's `generate` for opus-mt): the
+    banned tokens are never generated, and a translation ends with `</s>`, forced at its last allowed token.
+    `Decoding` and `generate_batch` both apply them, through `constrain`."""
+
+    eos_id: int
+    banned: tuple[int, ...]
+    longest: int  # the most tokens any translation may have, `</s>` included: the positions left after the start
+
+    @classmethod
+    def of(cls, config: TransformerConfig) -> GenerationRules:
+        return cls(config.eos_id, tuple(banned_tokens(config)), config.max_positions - 1)
+
+    def limit(self, max_new_tokens: int | None) -> int:
+        """The caller's limit on generated tokens (None: as many as the model has positions), checked."""
+        limit = self.longest if max_new_tokens is None else max_new_tokens
+        if not (isinstance(limit, int) and 1 <= limit <= self.longest):
+            raise ValueError(f"max_new_tokens must be between 1 and {self.longest}, got {max_new_tokens!r}")
+        return limit
+
+    def constrain(self, scores: Tensor, last: Tensor | bool) -> Tensor:
+        """(N, V) scores (logits or log-probabilities) with the rules applied, as a copy. `last` (a bool, or one
+        per row) marks the rows at their last allowed token: those can only end."""
+        scores = scores.clone()
+        if self.banned:
+            scores[:, list(self.banned)] = -math.inf
+        ending = torch.full_like(scores[0], -math.inf)
+        ending[self.eos_id] = 0.0
+        last = torch.as_tensor(last, device=scores.device).reshape(-1, 1)  # (N, 1) or (1, 1)
+        return torch.where(last, ending, scores)
+
+
+@dataclass(frozen=True)
 class Greedy:
     """Always take the most probable token."""
+
+    def choose(self, scores: Tensor, generator: torch.Generator | None = None) -> Tensor:
+        """(…, V) scores, the rules applied -> (…) the chosen token ids."""
+        return scores.argmax(dim=-1)
 
 
 @dataclass(frozen=True)
@@ -65,6 +105,26 @@ class Sampling:
         if not (0.0 < self.top_p <= 1.0):
             raise ValueError(f"top_p must be in (0, 1], got {self.top_p!r}")
 
+    def generator(self) -> torch.Generator:
+        """A CPU generator for the draws (`choose` draws on the CPU): one seed, the same tokens on every device."""
+        return torch.Generator(device="cpu").manual_seed(self.seed)
+
+    def choose(self, scores: Tensor, generator: torch.Generator | None = None) -> Tensor:
+        """(…, V) log-probabilities, the rules applied (banned tokens at -inf) -> (…) token ids drawn from
+        softmax(scores / T) restricted to the top-k and the top-p."""
+        logits = scores / self.temperature
+        if self.top_k and self.top_k < logits.size(-1):
+            kth = logits.topk(self.top_k, dim=-1).values[..., -1:]
+            logits = logits.masked_fill(logits < kth, -math.inf)
+        if self.top_p < 1.0:
+            sorted_logits, order = logits.sort(dim=-1, descending=True)
+            cumulative = sorted_logits.softmax(-1).cumsum(-1)
+            # drop a token when the tokens before it already reach top_p (the most probable one always stays)
+            drop_sorted = (cumulative - sorted_logits.softmax(-1)) >= self.top_p
+            logits = logits.masked_fill(drop_sorted.scatter(-1, order, drop_sorted), -math.inf)
+        probs = logits.softmax(-1).cpu()
+        return torch.multinomial(probs, 1, generator=generator).squeeze(-1).to(scores.device)
+
 
 @dataclass(frozen=True)
 class BeamSearch:
@@ -79,24 +139,12 @@ class BeamSearch:
         if not math.isfinite(self.length_penalty):
             raise ValueError(f"length_penalty must be a finite number, got {self.length_penalty!r}")
 
+    def score(self, logprob: float, length: int) -> float:
+        """A finished hypothesis's rank: its log-probability over its length to the length penalty."""
+        return logprob / length**self.length_penalty
+
 
 Strategy = Greedy | Sampling | BeamSearch
-
-
-@dataclass(frozen=True)
-class ModelSwitches:
-    """Per-request switches of the forward pass (see `Transformer.encode` / `Transformer.decode`).
-
-    With the causal mask off, every decoder position also sees the positions after it. While generating, the
-    earlier positions then see each new token, so their hidden states change at every step: `Decoding`
-    recomputes the whole prefix at each step instead of reusing the cache, which holds the earlier positions'
-    keys and values as they were computed, and is only valid when they cannot see the future (the mask on).
-    """
-
-    causal_mask_on: bool = True
-    padding_mask_on: bool = True
-    use_positions: bool = True
-    silenced: frozenset[HeadRef] = frozenset()
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -182,7 +230,7 @@ class Decoding(Iterator[Step]):
         src_ids: Sequence[int] | Tensor,
         strategy: Strategy = Greedy(),
         *,
-        switches: ModelSwitches = ModelSwitches(),
+        switches: ModelSwitches = AS_TRAINED,
         max_new_tokens: int | None = None,
         top_k: int = 10,
         return_attention: bool = False,
@@ -190,7 +238,7 @@ class Decoding(Iterator[Step]):
         cfg = model.config
         self.model = model
         self.strategy = strategy
-        self.switches = replace(switches, silenced=validate_heads(cfg, switches.silenced))
+        self.switches = switches.checked(cfg)
         self.device = next(model.parameters()).device
         src = torch.as_tensor(src_ids, dtype=torch.long, device=self.device).reshape(1, -1)  # (1, S)
         if src.size(1) == 0:
@@ -200,26 +248,14 @@ class Decoding(Iterator[Step]):
         if int(src.min()) < 0 or int(src.max()) >= cfg.src_vocab_size:
             raise ValueError("source token ids outside the vocabulary")
         self.src = src
-        limit = cfg.max_positions - 1  # the start token takes one position
-        self.max_new_tokens = limit if max_new_tokens is None else max_new_tokens
-        if not 1 <= self.max_new_tokens <= limit:
-            raise ValueError(f"max_new_tokens must be between 1 and {limit}, got {max_new_tokens!r}")
+        self.rules = GenerationRules.of(cfg)
+        self.max_new_tokens = self.rules.limit(max_new_tokens)
         self.top_k = min(top_k, cfg.tgt_vocab_size)
         self.return_attention = return_attention
-        self.banned = banned_tokens(cfg)
-        # Sampling draws on the CPU (`_sample`), from a CPU generator: one seed, the same tokens on every device.
-        sampling = isinstance(strategy, Sampling)
-        self.generator = torch.Generator(device="cpu").manual_seed(strategy.seed) if sampling else None
+        self.generator = strategy.generator() if isinstance(strategy, Sampling) else None
 
         with torch.inference_mode():
-            sw = self.switches
-            encoded = model.encode(
-                src,
-                padding_mask_on=sw.padding_mask_on,
-                silenced=sw.silenced,
-                use_positions=sw.use_positions,
-                return_attention=return_attention,
-            )
+            encoded = model.encode(src, switches=self.switches, return_attention=return_attention)
         self.encoder_attention: list[Tensor] = [a[0] for a in encoded.attention]  # per layer (H, S, S)
         self._encoded = encoded
         self._encoded_rows: dict[int, EncoderOutput] = {1: encoded}
@@ -313,9 +349,7 @@ class Decoding(Iterator[Step]):
             encoded,
             cache=cache,
             # With the mask on, a prefix recomputed in one pass sees exactly what step-by-step decoding saw.
-            causal_mask_on=sw.causal_mask_on,
-            silenced=sw.silenced,
-            use_positions=sw.use_positions,
+            switches=sw,
             return_attention=self.return_attention,
         )
         self._cache, self._cached_tokens = out.cache, all_tokens
@@ -344,34 +378,11 @@ class Decoding(Iterator[Step]):
 
     def _processed_logprobs(self, step_index: int) -> Tensor:
         """(N, V) log-probabilities with the generation rules applied: banned tokens, `</s>` at the limit."""
-        logprobs = self._next_logprobs.clone()
-        if step_index == self.max_new_tokens - 1:  # last allowed token: it must be </s>
-            eos = self.model.config.eos_id
-            logprobs.fill_(-math.inf)
-            logprobs[:, eos] = 0.0
-        elif self.banned:
-            logprobs[:, self.banned] = -math.inf
-        return logprobs
+        return self.rules.constrain(self._next_logprobs, step_index == self.max_new_tokens - 1)
 
     def _candidates(self, logprobs: Tensor, k: int) -> tuple[Candidate, ...]:
         probs, ids = logprobs.exp().topk(min(k, logprobs.numel()))
         return tuple(Candidate(int(i), float(p)) for i, p in zip(ids.tolist(), probs.tolist(), strict=True))
-
-    def _sample(self, logprobs: Tensor) -> int:
-        """Draw from softmax(logits / T) restricted to top-k and top-p; logprobs already has banned = -inf."""
-        s: Sampling = self.strategy  # type: ignore[assignment]
-        logits = logprobs / s.temperature
-        if s.top_k and s.top_k < logits.numel():
-            kth = logits.topk(s.top_k).values[-1]
-            logits = logits.masked_fill(logits < kth, -math.inf)
-        if s.top_p < 1.0:
-            sorted_logits, order = logits.sort(descending=True)
-            cumulative = sorted_logits.softmax(-1).cumsum(-1)
-            # drop a token when the tokens before it already reach top_p (the most probable one always stays)
-            drop_sorted = (cumulative - sorted_logits.softmax(-1)) >= s.top_p
-            logits = logits.masked_fill(drop_sorted.scatter(0, order, drop_sorted), -math.inf)
-        probs = logits.softmax(-1).cpu()
-        return int(torch.multinomial(probs, 1, generator=self.generator))
 
     def _rng_state(self) -> Tensor | None:
         return self.generator.get_state() if self.generator is not None else None
@@ -387,12 +398,7 @@ class Decoding(Iterator[Step]):
         state = self._state
         index = state.tokens.size(1) - 1
         logprobs = self._processed_logprobs(index)[0]
-        if force is not None:
-            token = force
-        elif isinstance(self.strategy, Sampling):
-            token = self._sample(logprobs)
-        else:
-            token = int(logprobs.argmax())
+        token = force if force is not None else int(self.strategy.choose(logprobs, self.generator))
         done = token == self.model.config.eos_id or index + 1 >= self.max_new_tokens
         record = Step(
             index=index,
@@ -448,7 +454,7 @@ class Decoding(Iterator[Step]):
                 if hits_end[rank] and top_scores[rank] > -math.inf:
                     tokens = tuple(state.tokens[parents[rank], 1:].tolist()) + (int(token_ids[rank]),)
                     logprob = float(top_scores[rank])
-                    finished.append(Hypothesis(tokens, logprob, logprob / length**beam.length_penalty))
+                    finished.append(Hypothesis(tokens, logprob, beam.score(logprob, length)))
             finished = sorted(finished, key=lambda h: -h.score)[: beam.width]
 
         # running beams: the best `width` candidates that did not end
@@ -460,7 +466,7 @@ class Decoding(Iterator[Step]):
         # can a running beam still beat the worst finished one? (HF's heuristic for early_stopping=False)
         improvable = state.improvable
         if len(finished) >= beam.width and len(open_ranks):
-            best_possible = float(run_scores[0]) / length**beam.length_penalty
+            best_possible = beam.score(float(run_scores[0]), length)
             improvable = improvable and best_possible > finished[-1].score
         done = not improvable or not open_ranks or length >= self.max_new_tokens
 
@@ -499,7 +505,7 @@ def generate(
     src_ids: Sequence[int] | Tensor,
     strategy: Strategy = Greedy(),
     *,
-    switches: ModelSwitches = ModelSwitches(),
+    switches: ModelSwitches = AS_TRAINED,
     max_new_tokens: int | None = None,
     return_attention: bool = False,
 ) -> list[int]:
@@ -527,15 +533,14 @@ def generate_batch(
     longest = max(len(s) for s in sources)
     if min(len(s) for s in sources) == 0 or longest > cfg.max_positions:
         raise ValueError(f"every source needs between 1 and {cfg.max_positions} tokens")
-    top = cfg.max_positions - 1
-    limits = [top] * len(sources) if max_new_tokens is None else max_new_tokens
-    limits = [limits] * len(sources) if isinstance(limits, int) else list(limits)
-    if len(limits) != len(sources) or not all(1 <= n <= top for n in limits):
-        raise ValueError(f"max_new_tokens must be between 1 and {top} for each source")
+    rules = GenerationRules.of(cfg)
+    limits = [max_new_tokens] * len(sources) if max_new_tokens is None or isinstance(max_new_tokens, int) else None
+    limits = [rules.limit(n) for n in (limits or max_new_tokens)]
+    if len(limits) != len(sources):
+        raise ValueError(f"{len(limits)} limits for {len(sources)} sources: give one limit, or one per source")
     src = torch.full((len(sources), longest), cfg.pad_id, dtype=torch.long, device=device)  # (B, S)
     for row, ids in enumerate(sources):
         src[row, : len(ids)] = torch.as_tensor(ids, dtype=torch.long, device=device)
-    banned = banned_tokens(cfg)
 
     outputs: list[list[int]] = [[] for _ in sources]
     with torch.inference_mode():
@@ -546,10 +551,7 @@ def generate_batch(
         last = torch.full((len(sources), 1), cfg.decoder_start_id, dtype=torch.long, device=device)  # (N, 1)
         while True:
             out = model.decode(last, encoded, cache=cache)
-            logits = out.logits[:, -1]  # (N, V)
-            logits[:, banned] = -math.inf
-            chosen = logits.argmax(dim=-1)  # (N,)
-            chosen = torch.where(remaining == 1, cfg.eos_id, chosen)  # the last allowed token is </s>
+            chosen = Greedy().choose(rules.constrain(out.logits[:, -1], remaining == 1))  # (N,)
             for row, token in zip(alive.tolist(), chosen.tolist(), strict=True):
                 outputs[row].append(token)
             running = (chosen != cfg.eos_id).nonzero().squeeze(1)  # rows that go on
@@ -569,12 +571,10 @@ def translate(
     text: str,
     strategy: Strategy = Greedy(),
     *,
-    silenced: Collection[HeadRef] = (),
+    switches: ModelSwitches = AS_TRAINED,
     max_new_tokens: int | None = None,
-    **switches,
 ) -> str:
     """Text in, text out, with a loaded `Checkpoint` (see `transformer.checkpoint`)."""
     src = checkpoint.tokenizer.encode_source(text)
-    sw = ModelSwitches(silenced=frozenset(silenced), **switches)
-    ids = generate(checkpoint.model, src, strategy, switches=sw, max_new_tokens=max_new_tokens)
+    ids = generate(checkpoint.model, src, strategy, switches=switches, max_new_tokens=max_new_tokens)
     return checkpoint.tokenizer.decode_target(ids)

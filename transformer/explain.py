@@ -24,13 +24,12 @@ hooks, no changed weights. The switches (masks, silenced heads, positions) are t
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 from torch import Tensor
 
-from .decoding import ModelSwitches
-from .model import ATTENTION_FAMILIES, EncoderOutput, HeadRef, Transformer
+from .model import AS_TRAINED, ATTENTION_FAMILIES, EncoderOutput, HeadRef, ModelSwitches, Transformer
 from .worked import LayerPrediction
 
 # Integrated gradients (`contributions`): the score read at `SCAN` + 1 points along the path, and again `REFINE` times
@@ -42,7 +41,6 @@ ROUNDS = 6
 GAP = 0.01
 SCAN = 16
 REFINE = 2
-PLAIN = ModelSwitches()  # the model as trained: both masks on, positions on, no head silenced
 
 
 def _ids(ids: Sequence[int] | Tensor, device: torch.device) -> Tensor:
@@ -54,20 +52,9 @@ def _device(model: Transformer) -> torch.device:
     return next(model.parameters()).device
 
 
-def _encode(model: Transformer, src: Tensor, switches: ModelSwitches, **more) -> EncoderOutput:
-    """`Transformer.encode` with the page's switches (`more`: its other arguments)."""
-    more.setdefault("silenced", switches.silenced)
-    return model.encode(src, padding_mask_on=switches.padding_mask_on, use_positions=switches.use_positions, **more)
-
-
 def _next_logits(model: Transformer, tgt: Tensor, encoded: EncoderOutput, switches: ModelSwitches, **more) -> Tensor:
-    """(B, V): the logits of the last target position, by `Transformer.decode` with the page's switches."""
-    more.setdefault("silenced", switches.silenced)
-    decoded = model.decode(
-        tgt, encoded, causal_mask_on=switches.causal_mask_on, use_positions=switches.use_positions, last_only=True,
-        **more,
-    )  # fmt: skip
-    return decoded.logits[:, -1]
+    """(B, V): the logits of the last target position (`more`: `Transformer.decode`'s other arguments)."""
+    return model.decode(tgt, encoded, switches=switches, last_only=True, **more).logits[:, -1]
 
 
 # ---- 1. Contributions ----------------------------------------------------------------------------------------
@@ -114,7 +101,7 @@ def score_of(
 ) -> Tensor:
     """The explained score for each batch row: log p(token) at the last target position, minus log p(versus)
     when given. `source_vectors`/`target_vectors` (B, L, d): the embedding rows to use instead of the table's."""
-    encoded = _encode(model, src, switches, token_vectors=source_vectors)
+    encoded = model.encode(src, switches=switches, token_vectors=source_vectors)
     logits = _next_logits(model, tgt, encoded, switches, token_vectors=target_vectors)
     log_probabilities = torch.log_softmax(logits.float(), dim=-1)
     score = log_probabilities[:, token]
@@ -128,7 +115,7 @@ def contributions(
     token: int,
     *,
     versus: int | None = None,
-    switches: ModelSwitches = PLAIN,
+    switches: ModelSwitches = AS_TRAINED,
     segments: int = SEGMENTS,
     steps: int = STEPS,
     rounds: int = ROUNDS,
@@ -308,7 +295,7 @@ def head_census(
     src_ids: Sequence[int] | Tensor,
     tgt_ids: Sequence[int] | Tensor,
     *,
-    switches: ModelSwitches = PLAIN,
+    switches: ModelSwitches = AS_TRAINED,
     token: int | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> Census:
@@ -321,10 +308,10 @@ def head_census(
     base = switches.silenced
 
     def encoded(silenced: frozenset[HeadRef]) -> EncoderOutput:
-        return _encode(model, src, switches, silenced=silenced)
+        return model.encode(src, switches=replace(switches, silenced=silenced))
 
     def probabilities(memory: EncoderOutput, silenced: frozenset[HeadRef]) -> Tensor:
-        return torch.softmax(_next_logits(model, tgt, memory, switches, silenced=silenced)[0].float(), dim=-1)
+        return torch.softmax(_next_logits(model, tgt, memory, replace(switches, silenced=silenced))[0].float(), dim=-1)
 
     heads = every_head(model)
     found: list[SilencedHead] = []
@@ -350,7 +337,7 @@ def decoder_lens(
     src_ids: Sequence[int] | Tensor,
     tgt_ids: Sequence[int] | Tensor,
     *,
-    switches: ModelSwitches = PLAIN,
+    switches: ModelSwitches = AS_TRAINED,
     token: int | None = None,
     top_k: int = 3,
 ) -> list[LayerPrediction]:
@@ -362,7 +349,7 @@ def decoder_lens(
     src, tgt = _ids(src_ids, device), _ids(tgt_ids, device)
     n_layers = model.config.n_encoder_layers
     with torch.inference_mode(), torch.autocast(device.type, enabled=False):
-        layers = [_encode(model, src, switches, layers=n) for n in range(1, n_layers + 1)]
+        layers = [model.encode(src, switches=switches, layers=n) for n in range(1, n_layers + 1)]
         mask = layers[-1].memory_mask
         memories = EncoderOutput(
             torch.cat([layer.memory for layer in layers]),

@@ -21,9 +21,9 @@ Mask convention (one for the whole library): a mask is a boolean tensor that bro
 scores (B, H, Q, K) and is **True where the query may attend to the key**. False entries get exactly zero
 weight. (`torch.nn.Transformer` uses the opposite convention for boolean masks: True there means "blocked".)
 
-Everything that can change per request — whether to return attention weights, the causal and padding mask
-switches, which heads are silenced — is an argument of the forward pass, never state on a module: in a web
-app several users run the same read-only model at once.
+Everything that can change per request — whether to return attention weights, and the `ModelSwitches`: the causal
+and padding masks, the positional encodings, which heads are silenced — is an argument of the forward pass, never
+state on a module: in a web app several users run the same read-only model at once.
 """
 
 from __future__ import annotations
@@ -486,6 +486,38 @@ def validate_heads(config: TransformerConfig, heads: Collection[HeadRef]) -> fro
     return frozenset(checked)
 
 
+@dataclass(frozen=True)
+class ModelSwitches:
+    """What one call of the model may switch off, to show what each part is worth (the defaults: as trained).
+
+    causal_mask_on: each decoder position attends only to itself and earlier positions. Off, positions see the
+        future of the given target, which the model was never trained on.
+    padding_mask_on: no query attends to the source's padding (encoder self-attention and cross-attention).
+    use_positions: add the positional encodings; off, the model sees its input as a bag of words.
+    silenced: heads whose output is set to zero, as (family, layer, head).
+
+    With the causal mask off, every decoder position also sees the positions after it. While generating, the earlier
+    positions then see each new token, so their hidden states change at every step: `Decoding` recomputes the whole
+    prefix at each step instead of reusing the cache, which holds the earlier positions' keys and values as they
+    were computed, and is only valid when they cannot see the future (the mask on).
+    """
+
+    causal_mask_on: bool = True
+    padding_mask_on: bool = True
+    use_positions: bool = True
+    silenced: frozenset[HeadRef] = frozenset()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "silenced", frozenset(self.silenced))  # any collection of heads, stored as a set
+
+    def checked(self, config: TransformerConfig) -> ModelSwitches:
+        """These switches, their heads checked against the model's config (ValueError naming a head that is not)."""
+        return dataclasses.replace(self, silenced=validate_heads(config, self.silenced))
+
+
+AS_TRAINED = ModelSwitches()  # both masks on, the positions added, every head heard
+
+
 def head_keep(silenced: frozenset[HeadRef], family: str, layer: int, n_heads: int, device) -> Tensor | None:
     """(H,) of 1.0 (keep) / 0.0 (silence) for one attention module, or None if no head of it is silenced."""
     off = [head for (f, lyr, head) in silenced if f == family and lyr == layer]
@@ -642,9 +674,7 @@ class Transformer(nn.Module):
         self,
         src: Tensor,
         *,
-        padding_mask_on: bool = True,
-        silenced: Collection[HeadRef] = (),
-        use_positions: bool = True,
+        switches: ModelSwitches = AS_TRAINED,
         return_attention: bool = False,
         layers: int | None = None,
         token_vectors: Tensor | None = None,
@@ -652,16 +682,14 @@ class Transformer(nn.Module):
         """Run the encoder stack over source ids (B, S).
 
         Args:
-            padding_mask_on: hide source padding from every query (encoder self- and cross-attention).
-            silenced: heads to silence; only the "encoder" family is used here.
-            use_positions: add positional encodings (switch off to show what word order is worth).
+            switches: the padding mask, the positions and the silenced heads of the "encoder" family are used here.
             return_attention: also return every layer's self-attention weights (B, H, S, S).
             layers: run only the first `layers` layers (what an intermediate layer already knows: the DecoderLens).
             token_vectors: (B, S, d) the source's embedding rows, given instead of looked up.
         """
-        heads = validate_heads(self.config, silenced)
-        mask = padding_mask(src, self.config.pad_id) if padding_mask_on else None  # (B, 1, 1, S)
-        x = self.src_embed(src, use_positions=use_positions, token_vectors=token_vectors)  # (B, S, d)
+        heads = validate_heads(self.config, switches.silenced)
+        mask = padding_mask(src, self.config.pad_id) if switches.padding_mask_on else None  # (B, 1, 1, S)
+        x = self.src_embed(src, use_positions=switches.use_positions, token_vectors=token_vectors)  # (B, S, d)
         attention = []
         for i, layer in enumerate(itertools.islice(self.encoder_layers, layers)):
             x, weights = layer(x, mask, head_keep(heads, "encoder", i, self.config.n_heads, x.device))
@@ -681,9 +709,7 @@ class Transformer(nn.Module):
         encoded: EncoderOutput,
         *,
         cache: DecoderCache | None = None,
-        causal_mask_on: bool = True,
-        silenced: Collection[HeadRef] = (),
-        use_positions: bool = True,
+        switches: ModelSwitches = AS_TRAINED,
         return_attention: bool = False,
         token_vectors: Tensor | None = None,
         last_only: bool = False,
@@ -694,18 +720,17 @@ class Transformer(nn.Module):
         cached ones, self-attention also sees the cached keys/values, and the returned cache has them appended.
 
         Args:
-            causal_mask_on: each position attends only to itself and earlier positions. Off, positions see
-                the future of the given target (teacher forcing), which the model was never trained on.
-            silenced: heads to silence; the "decoder_self" and "cross" families are used here.
+            switches: the causal mask, the positions and the silenced heads of the "decoder_self" and "cross"
+                families are used here (the padding mask is the encoder's, in `encoded`).
             token_vectors: (B, T, d) the target's embedding rows, given instead of looked up.
             last_only: the logits of the last position only, (B, 1, V): the one step a caller asks about.
         """
-        heads = validate_heads(self.config, silenced)
+        heads = validate_heads(self.config, switches.silenced)
         n_heads = self.config.n_heads
         past_len = cache.length if cache is not None else 0
         T = tgt.size(1)
-        y = self.tgt_embed(tgt, offset=past_len, use_positions=use_positions, token_vectors=token_vectors)  # (B, T, d)
-        self_mask = causal_mask(T, past_len + T, tgt.device) if causal_mask_on else None  # (1, 1, T, past+T)
+        y = self.tgt_embed(tgt, offset=past_len, use_positions=switches.use_positions, token_vectors=token_vectors)
+        self_mask = causal_mask(T, past_len + T, tgt.device) if switches.causal_mask_on else None  # (1, 1, T, past+T)
 
         layer_caches, self_attention, cross_attention = [], [], []
         for i, layer in enumerate(self.decoder_layers):
@@ -755,32 +780,16 @@ class Transformer(nn.Module):
         src: Tensor,
         tgt: Tensor,
         *,
+        switches: ModelSwitches = AS_TRAINED,
         return_attention: bool = False,
-        causal_mask_on: bool = True,
-        padding_mask_on: bool = True,
-        silenced: Collection[HeadRef] = (),
-        use_positions: bool = True,
     ) -> ModelOutput:
         """Teacher forcing: source ids (B, S) and target input ids (B, T) -> logits (B, T, V).
 
         `tgt` starts with the decoder start token; logits[:, t] predicts target token t + 1.
-        All switches are per call (see `encode` and `decode`).
+        The switches are per call (see `ModelSwitches`).
         """
-        encoded = self.encode(
-            src,
-            padding_mask_on=padding_mask_on,
-            silenced=silenced,
-            use_positions=use_positions,
-            return_attention=return_attention,
-        )
-        decoded = self.decode(
-            tgt,
-            encoded,
-            causal_mask_on=causal_mask_on,
-            silenced=silenced,
-            use_positions=use_positions,
-            return_attention=return_attention,
-        )
+        encoded = self.encode(src, switches=switches, return_attention=return_attention)
+        decoded = self.decode(tgt, encoded, switches=switches, return_attention=return_attention)
         attention = (
             Attention(encoded.attention, decoded.self_attention, decoded.cross_attention) if return_attention else None
         )

@@ -21,7 +21,6 @@ d_k = d_model / H, F = d_ff, V vocabulary size.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection
 from dataclasses import dataclass
 
 import torch
@@ -29,13 +28,13 @@ from torch import Tensor
 
 from .model import (
     ACTIVATIONS,
+    AS_TRAINED,
     Embedding,
     FeedForward,
-    HeadRef,
+    ModelSwitches,
     MultiHeadAttention,
     Residual,
     Transformer,
-    validate_heads,
 )
 
 
@@ -283,10 +282,7 @@ def work_through(
     src_ids: list[int] | Tensor,
     tgt_ids: list[int] | Tensor,
     *,
-    causal_mask_on: bool = True,
-    padding_mask_on: bool = True,
-    silenced: Collection[HeadRef] = (),
-    use_positions: bool = True,
+    switches: ModelSwitches = AS_TRAINED,
     chosen: int | None = None,
     top_k: int = 3,
 ) -> WorkedStep:
@@ -299,29 +295,24 @@ def work_through(
     (`torch.autocast`), these numbers, which a learner checks by hand, are not rounded to it."""
     device = next(model.parameters()).device
     with torch.autocast(device.type, enabled=False):
-        return _work_through(
-            model, src_ids, tgt_ids, causal_mask_on, padding_mask_on, silenced, use_positions, chosen, top_k
-        )
+        return _work_through(model, src_ids, tgt_ids, switches.checked(model.config), chosen, top_k)
 
 
 def _work_through(
     model: Transformer,
     src_ids: list[int] | Tensor,
     tgt_ids: list[int] | Tensor,
-    causal_mask_on: bool,
-    padding_mask_on: bool,
-    silenced: Collection[HeadRef],
-    use_positions: bool,
+    switches: ModelSwitches,
     chosen: int | None,
     top_k: int,
 ) -> WorkedStep:
     config = model.config
-    heads = validate_heads(config, silenced)
+    heads = switches.silenced
     device = next(model.parameters()).device
     src = torch.as_tensor(src_ids, dtype=torch.long, device=device).reshape(-1)
     tgt = torch.as_tensor(tgt_ids, dtype=torch.long, device=device).reshape(-1)
     n_src, n_tgt = src.numel(), tgt.numel()
-    real = src != config.pad_id if padding_mask_on else torch.ones(n_src, dtype=torch.bool, device=device)
+    real = src != config.pad_id if switches.padding_mask_on else torch.ones(n_src, dtype=torch.bool, device=device)
 
     def kept(family: str, layer: int) -> Tensor:
         keep = torch.ones(config.n_heads, dtype=torch.bool, device=device)
@@ -329,7 +320,7 @@ def _work_through(
         return keep
 
     with torch.no_grad():
-        source_embedding = embed(model.src_embed, src, use_positions)
+        source_embedding = embed(model.src_embed, src, switches.use_positions)
         x, encoder = source_embedding.out, []
         for i, layer in enumerate(model.encoder_layers):
             allowed = real.expand(n_src, n_src)  # every source position sees every real source token
@@ -344,9 +335,9 @@ def _work_through(
             encoder.append(EncoderLayerStages(attention, after_attention, ffn, after_ffn))
         memory = layer_norm(x, model.encoder_norm)[0] if config.norm_position == "pre" else x
 
-        target_embedding = embed(model.tgt_embed, tgt, use_positions)
+        target_embedding = embed(model.tgt_embed, tgt, switches.use_positions)
         causal = torch.ones(n_tgt, n_tgt, dtype=torch.bool, device=device)
-        causal = causal.tril() if causal_mask_on else causal  # position t sees positions 0 … t
+        causal = causal.tril() if switches.causal_mask_on else causal  # position t sees positions 0 … t
         y, decoder = target_embedding.out, []
         for i, layer in enumerate(model.decoder_layers):
             h = sublayer_input(layer.self_attn_residual, y)
