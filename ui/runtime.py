@@ -22,6 +22,8 @@ from explorer import Explorer
 from explorer.i18n import DEFAULT, _, speaking
 from explorer.training import MAX_FILE_BYTES
 
+from .gradio_patch import block_id, is_block
+
 # The largest upload the server takes (gradio's `max_file_size`): a model file's own limit. A larger one is refused
 # with 413 while it arrives, before it is read whole or kept in the upload folder.
 MAX_UPLOAD_BYTES = MAX_FILE_BYTES
@@ -58,19 +60,19 @@ except ImportError:
 # each call has its cost (the GPU is asked for, the worker woken), so a chunk holds many tokens; elsewhere one token.
 RUN_CHUNK_S = float(os.environ.get("EXPLORER_RUN_CHUNK_S", 0.5 if APART else 0))
 
-# The page's components by `_id`: a handler that runs apart answers with `_id`s, which `uses_gpu` turns back into
-# components (a component cannot be pickled: it belongs to the page).
+# The page's components by their ids (`gradio_patch.block_id`): a handler that runs apart answers with ids, which
+# `uses_gpu` turns back into components (a component cannot be pickled: it belongs to the page).
 _COMPONENTS: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
 
 
 def know_components(components: Iterable[Any]) -> None:
-    """Remember the page's components by `_id` (`build_page` calls this once the page is built)."""
-    _COMPONENTS.update({component._id: component for component in components})
+    """Remember the page's components by their ids (`build_page` calls this once the page is built)."""
+    _COMPONENTS.update({block_id(component): component for component in components})
 
 
 @dataclass(frozen=True)
 class Answer:
-    """A handler's answer keyed by its components' `_id`s, which can be pickled (a ZeroGPU worker sends its answer
+    """A handler's answer keyed by its components' ids, which can be pickled (a ZeroGPU worker sends its answer
     back pickled)."""
 
     values: dict[int, Any]
@@ -78,8 +80,8 @@ class Answer:
 
 def portable(result: Any) -> Any:
     """`result` as it can cross from a ZeroGPU worker: a dict of components becomes an `Answer`."""
-    if isinstance(result, dict) and result and all(hasattr(key, "_id") for key in result):
-        return Answer({component._id: value for component, value in result.items()})
+    if isinstance(result, dict) and result and all(is_block(key) for key in result):
+        return Answer({block_id(component): value for component, value in result.items()})
     return result
 
 
