@@ -23,6 +23,8 @@ from gradio.blocks import Block, postprocess_update_dict
 from gradio.i18n import I18nData
 from gradio.state_holder import SessionState
 
+from explorer.config import DEFAULTS, Config
+
 from . import admission
 
 # The version this module was written against: requirements-app.txt pins it, and a Space's SDK brings it (README.md's
@@ -193,10 +195,17 @@ class LeanSessionState(SessionState):
 # How long a page may go without an event before its session is forgotten (its explorer, its state): a page open in a
 # lesson asks for something every few minutes at most (the Train tab every second), and a page that comes back after
 # this starts afresh, as after a restart; its share link brings its view back.
-SESSION_IDLE_S = float(os.environ.get("EXPLORER_SESSION_IDLE_S", 3600))
+# (The server's configuration sets it, `configure`.)
+SESSION_IDLE_S = DEFAULTS.session_idle_s
 # Answers nobody read (a page that closed, a script that never listens) are dropped after this long.
 UNREAD_S = 300.0
 JANITOR_EVERY_S = 60.0
+
+
+def configure(config: Config) -> None:
+    """Take the server's configuration (`app.py` reads it, `ui.page.build_page` hands it here): `SESSION_IDLE_S`."""
+    global SESSION_IDLE_S
+    SESSION_IDLE_S = config.session_idle_s
 
 
 def forget_idle_sessions(blocks: gr.Blocks, now: datetime.datetime | None = None) -> int:
