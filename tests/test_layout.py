@@ -125,6 +125,8 @@ def test_the_architecture_tables_catch_what_they_forbid():
         never, "transformer.training.train"
     )
     assert "gradio.blocks" in rule_for(never, "ui.page") and not rule_for(never, "ui.gradio_patch")
+    assert "_plotly_utils" in rule_for(never, "explorer.figures.base")
+    assert not rule_for(never, "explorer.figures.plotly_internals")
     assert imports(ROOT / "ui" / "tabs" / "walkthrough.py") >= {"ui.panel", "ui.tabs.inside"}  # relative, resolved
 
 
