@@ -24,20 +24,27 @@ from pathlib import Path
 import gradio as gr
 import torch
 
-from explorer import ModelRegistry
+from explorer import ModelRegistry, cache
 from explorer.classroom import Classroom
+from explorer.config import Config, ConfigError
 from explorer.training import TrainingPool
 from ui import class_events, class_follow, class_panel, decoding, fonts, handout, i18n, plot, runtime, web
 from ui.page import build_demo
 
 ROOT = Path(__file__).resolve().parent
+# Every setting of the server, read from the environment once (explorer/config.py lists them, docs/deployment.md too);
+# a value the server cannot take stops it with a message naming the variable.
+try:
+    CONFIG = Config.from_environ(os.environ)
+except ConfigError as error:
+    raise SystemExit(str(error)) from None
 
 
 def limit_malloc_arenas(arenas: int = 2) -> None:
     """Like `MALLOC_ARENA_MAX=2`: glibc gives threads that allocate at once their own memory arenas (up to 8 per
     core), and the fragments left in them made the app grow under many users, about 20 KB per request with no
     end in sight. With two arenas it levels off (see docs/loadtest.json). Nothing happens without glibc."""
-    if "MALLOC_ARENA_MAX" in os.environ:
+    if CONFIG.malloc_arena_max is not None:  # glibc read it itself
         return
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL("libc.so.6").mallopt(-8, arenas)  # -8 is M_ARENA_MAX in malloc.h
@@ -48,25 +55,27 @@ limit_malloc_arenas()
 # threads a Step was no faster and cost more CPU (the classroom benchmark, one student alone: 23.2 against 17.3 ms of
 # server CPU, 22.5 against 17.8 ms to the answer; docs/classroom/), the second core spinning; that core serves another
 # student instead. TORCH_NUM_THREADS=2 for one user with a large model.
-torch.set_num_threads(int(os.environ.get("TORCH_NUM_THREADS", 1)))
-DEVICE = runtime.chosen_device()  # a GPU where there is one (a GPU Space, ZeroGPU included); EXPLORER_DEVICE overrides
+torch.set_num_threads(CONFIG.torch_threads)
+# A GPU where there is one (a GPU Space, ZeroGPU included); EXPLORER_DEVICE overrides.
+DEVICE = runtime.chosen_device(CONFIG.device)
 # float32 unless EXPLORER_PRECISION asks for bfloat16 or float16 (docs/deployment.md: what it changes, by how much).
-PRECISION = runtime.chosen_precision(DEVICE)
+PRECISION = runtime.chosen_precision(DEVICE, CONFIG.precision)
 if PRECISION is not torch.float32:
     runtime.PRECISION = (torch.device(DEVICE).type, PRECISION)
 
-REGISTRY = ModelRegistry(ROOT / "checkpoints", device=DEVICE)
+cache.SHARED.max_bytes = int(CONFIG.cache_mb * 2**20)  # EXPLORER_CACHE_MB
+REGISTRY = ModelRegistry(ROOT / "checkpoints", device=DEVICE, failed_load_s=CONFIG.failed_load_s)
 if runtime.APART:
     # ZeroGPU: the models must be on the GPU when the app starts (packed then, and sent to every worker); a model
     # loaded later is loaded again by each worker that needs it.
     REGISTRY.preload()
 # The classes of this server (explorer/classroom.py), in the SQLite file EXPLORER_CLASS_DB (var/classes.db), which
 # every app process of one machine shares; one stream per following page, woken by one poller per process.
-CLASSROOM = Classroom.at()
+CLASSROOM = Classroom.at(config=CONFIG)
 HUB = class_events.Hub(CLASSROOM)
 # The Train tab's runs: EXPLORER_TRAIN_SLOTS worker processes (1 by default), each a fresh interpreter.
-POOL = TrainingPool()
-demo = build_demo(REGISTRY, POOL, CLASSROOM)
+POOL = TrainingPool(slots=CONFIG.train_slots, budget_s=CONFIG.train_budget_s, max_waiting=CONFIG.train_queue)
+demo = build_demo(REGISTRY, POOL, CLASSROOM, CONFIG)
 # Gradio 6: theme and css go to launch(). Each open session keeps its explorer (about 1 MB with a built-in model);
 # the least recently used sessions beyond 1,000 are forgotten (Gradio's default keeps 10,000).
 # The text in Noto Sans, served from assets/fonts (ui/fonts.py), not Montserrat; plotly.js (ui/plot.py).

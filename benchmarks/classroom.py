@@ -62,6 +62,7 @@ import httpx
 
 from benchmarks.real_app import App
 from benchmarks.timing import percentile
+from explorer.config import Config
 from ui.settings import DEFAULTS, NAMES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -545,7 +546,7 @@ def training_summary(trainers: list[Trainer], tally: Tally) -> dict[str, Any]:
     """What the students who trained saw: their polls' latencies, and the steps their runs reached."""
     return {
         "trainers": len(trainers),
-        "slots": int(os.environ.get("EXPLORER_TRAIN_SLOTS", 1)),
+        "slots": Config.from_environ(os.environ).train_slots,  # the server's, which shares this environment
         "polls": summary(tally),
         "errors": sum(tally.errors.values()),
         "first_errors": tally.first_errors,

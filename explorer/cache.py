@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import os
 import threading
 import weakref
 from collections import OrderedDict
@@ -22,6 +21,8 @@ from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
 import torch
+
+from .config import DEFAULTS
 
 T = TypeVar("T")
 
@@ -109,4 +110,5 @@ def identity(model: Any) -> int:
         return _identities[model]
 
 
-SHARED = SharedCache(int(float(os.environ.get("EXPLORER_CACHE_MB", 128)) * 2**20))
+# Its size is the server's configuration's (`app.py` sets `max_bytes` from `EXPLORER_CACHE_MB` before the first use).
+SHARED = SharedCache(int(DEFAULTS.cache_mb * 2**20))

@@ -13,8 +13,8 @@ is "apply this state". Each change raises the class's version; a follower's page
 nothing, and reads the state only when it changed.
 
 The class itself lives in a `ClassStore` (`explorer.class_store`), so it outlives a restart and is shared by every
-app process. The limits (classes per server, students per class, an idle expiry, guesses) are `Limits`, read from
-the environment by `Limits.from_environ`.
+app process. The limits (classes per server, students per class, an idle expiry, guesses) are `Limits`, some of
+them the server's configuration (`Limits.of`).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .class_store import ClassFull, ClassRow, ClassStore
+from .config import DEFAULTS, Config
 from .i18n import _
 from .state import ExplorerError, ExplorerState
 
@@ -47,7 +48,7 @@ class ClassroomError(ExplorerError):
 
 @dataclass(frozen=True)
 class Limits:
-    """How much one server gives to classes, each configurable (`from_environ`)."""
+    """How much one server gives to classes, some configurable (`of`)."""
 
     classes: int = 20  # classes at once on one server
     students: int = 120  # pages in one class
@@ -57,14 +58,10 @@ class Limits:
     guess_window_s: float = 600  # … within this many seconds, and that address is refused until they age out
 
     @classmethod
-    def from_environ(cls, environ: dict[str, str] | None = None) -> Limits:
-        """The limits from EXPLORER_CLASSES, EXPLORER_CLASS_STUDENTS and EXPLORER_CLASS_IDLE_S (the others fixed)."""
-        environ = os.environ if environ is None else environ
-        return cls(
-            classes=int(environ.get("EXPLORER_CLASSES", cls.classes)),
-            students=int(environ.get("EXPLORER_CLASS_STUDENTS", cls.students)),
-            idle_s=float(environ.get("EXPLORER_CLASS_IDLE_S", cls.idle_s)),
-        )
+    def of(cls, config: Config) -> Limits:
+        """The limits the server's configuration sets (EXPLORER_CLASSES, EXPLORER_CLASS_STUDENTS and
+        EXPLORER_CLASS_IDLE_S; the others fixed)."""
+        return cls(classes=config.classes, students=config.class_students, idle_s=config.class_idle_s)
 
 
 def new_code() -> str:
@@ -139,14 +136,14 @@ class Classroom:
         self.clock = clock
 
     @classmethod
-    def at(cls, path: str | os.PathLike | None = None, limits: Limits | None = None) -> Classroom:
-        """The classes kept in the SQLite file `path` (made with its folder if needed), by default
-        EXPLORER_CLASS_DB or `var/classes.db` in the project's folder, with the environment's limits."""
+    def at(cls, path: str | os.PathLike | None = None, config: Config = DEFAULTS) -> Classroom:
+        """The classes kept in the SQLite file `path` (made with its folder if needed), by default the
+        configuration's (EXPLORER_CLASS_DB, else `var/classes.db` in the project's folder), with its limits."""
         from .class_store import SQLiteStore
 
-        path = Path(path or os.environ.get("EXPLORER_CLASS_DB") or DEFAULT_STORE)
+        path = Path(path or config.class_db or DEFAULT_STORE)
         path.parent.mkdir(parents=True, exist_ok=True)
-        return cls(SQLiteStore(path), limits or Limits.from_environ())
+        return cls(SQLiteStore(path), Limits.of(config))
 
     @classmethod
     def temporary(cls) -> Classroom:

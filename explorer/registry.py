@@ -10,7 +10,6 @@ import dataclasses
 import functools
 import itertools
 import json
-import os
 import re
 import threading
 import time
@@ -23,6 +22,7 @@ from pathlib import Path
 from transformer.checkpoint import TWIN, Checkpoint, CheckpointError, load_checkpoint
 from transformer.hub import load_hub_model
 
+from . import config
 from .i18n import _, current, speaking
 from .state import ExplorerError
 
@@ -54,7 +54,7 @@ _REGISTRIES: weakref.WeakValueDictionary[int, ModelRegistry] = weakref.WeakValue
 _NUMBERS = itertools.count()
 # A model that failed to load is not tried again for this many seconds: its message is given at once (a hostile
 # model cost seconds of CPU and gigabytes on every click). The last `FAILURES_KEPT` failures are remembered.
-FAILED_LOAD_S = float(os.environ.get("EXPLORER_FAILED_LOAD_S", 300))
+FAILED_LOAD_S = config.DEFAULTS.failed_load_s  # (`EXPLORER_FAILED_LOAD_S`: `ModelRegistry`'s `failed_load_s`)
 FAILURES_KEPT = 256
 
 
@@ -79,15 +79,17 @@ class ModelRegistry:
         loader: Callable[..., Checkpoint] = load_hub_model,
         device: str = "cpu",
         hub_cache: str | Path | None = None,
+        failed_load_s: float = FAILED_LOAD_S,
     ):
         self.folder = Path(folder)
         self.hub_cache = hub_cache  # where to look for HUB_DEFAULT (None: the standard Hugging Face cache)
         self.device = device
+        self.failed_load_s = failed_load_s
         self.builtin = sorted(p.name for p in self.folder.iterdir() if any((p / f).is_file() for f in BUILTIN_FILES))
         self.loader = loader
         self._loaded: dict[str, Checkpoint] = {}
         self._locks: dict[str, threading.Lock] = {}
-        self._failed: OrderedDict[str, tuple[float, str]] = OrderedDict()  # name: (when, why), `FAILED_LOAD_S`
+        self._failed: OrderedDict[str, tuple[float, str]] = OrderedDict()  # name: (when, why), `failed_load_s`
         self._guard = threading.Lock()
         self.number = next(_NUMBERS)
         _REGISTRIES[self.number] = self
@@ -131,7 +133,7 @@ class ModelRegistry:
         with lock:  # one load per model, even when several users ask for it at once
             if name not in self._loaded:
                 failed = self._failed.get(name)
-                if failed is not None and time.monotonic() - failed[0] < FAILED_LOAD_S:
+                if failed is not None and time.monotonic() - failed[0] < self.failed_load_s:
                     raise ExplorerError(failed[1])  # not tried again on every click
                 try:
                     checkpoint = (

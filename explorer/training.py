@@ -50,17 +50,19 @@ from transformer.training.model_file import read_model_path as read_model_path
 from transformer.training.recipe import Probe, snapshot_steps, thinned
 from transformer.training.toy_tasks import TOY_TASKS as TOY_TASKS
 
+from .config import DEFAULTS
 from .i18n import N_, _
 
 # The names imported `as` themselves are the page's, taken from the training library through here: `ui/` imports no
 # module of `transformer`.
 ROOT = Path(__file__).resolve().parent.parent  # where `python -m explorer.training` finds the packages
-SLOTS = int(os.environ.get("EXPLORER_TRAIN_SLOTS", 1))  # runs that train at once, on the whole server
-BUDGET_S = float(os.environ.get("EXPLORER_TRAIN_BUDGET_S", 180))  # seconds of training a run may have
+# The pool's defaults; `app.py` gives it the server's configuration (`EXPLORER_TRAIN_SLOTS`, …).
+SLOTS = DEFAULTS.train_slots  # runs that train at once, on the whole server
+BUDGET_S = DEFAULTS.train_budget_s  # seconds of training a run may have
 LEAVE_AFTER_S = 30.0  # a run whose page has not asked for news for this long has been left: it stops
 # Runs that may wait for a worker at once: one more is refused with a message, not queued for an hour (a queue with
 # no end let scripts that asked for news keep the one slot busy for 180 s each, in turn, for as long as they liked).
-MAX_WAITING = int(os.environ.get("EXPLORER_TRAIN_QUEUE", 8))
+MAX_WAITING = DEFAULTS.train_queue
 LOG_EVERY = 10  # steps a record of the training numbers sums up
 EVAL_EVERY = 50  # steps between two evaluations on the held-out sequences (and at every snapshot)
 PROBE_EVERY_S = 2.0  # seconds between two looks at the probe while training

@@ -155,3 +155,20 @@ def test_a_following_pages_session_is_kept_alive_without_making_one():
     assert holder.time_last_used["following"] > long_ago
     assert list(holder.session_data) == ["newer", "following"]  # the most recently used, as gradio orders them
     assert gradio_patch.kept_session(demo, "forgotten") is None and "forgotten" not in holder
+
+
+def test_a_blocks_id_is_its_key_in_the_page_and_in_a_sessions_state():
+    """`block_id`, `is_block` and `session_value` (`ui.runtime`: a ZeroGPU worker's answer, pickled, names the page's
+    components by id; `ui.class_follow`: a following page's explorer, read from its session's state)."""
+    import pickle
+
+    with gr.Blocks() as demo:
+        box, held = gr.Textbox(), gr.State("first")
+    assert demo.blocks[gradio_patch.block_id(box)] is box and demo.blocks[gradio_patch.block_id(held)] is held
+    assert pickle.loads(pickle.dumps(gradio_patch.block_id(box))) == box._id
+    assert gradio_patch.is_block(box) and gradio_patch.is_block(held) and not gradio_patch.is_block("box")
+    state = SessionState(demo)
+    assert gradio_patch.session_value(state, held) is None and not state.state_data  # nothing made by asking
+    state[gradio_patch.block_id(held)] = "changed"
+    assert gradio_patch.session_value(state, held) == "changed"
+    assert gradio_patch.session_value(None, held) is None

@@ -125,7 +125,33 @@ def test_the_architecture_tables_catch_what_they_forbid():
         never, "transformer.training.train"
     )
     assert "gradio.blocks" in rule_for(never, "ui.page") and not rule_for(never, "ui.gradio_patch")
+    assert "_plotly_utils" in rule_for(never, "explorer.figures.base")
+    assert not rule_for(never, "explorer.figures.plotly_internals")
     assert imports(ROOT / "ui" / "tabs" / "walkthrough.py") >= {"ui.panel", "ui.tabs.inside"}  # relative, resolved
+
+
+# What the page uses of Gradio's and Plotly's internals, and the one module ("door") each may be used in: each door
+# has its version and a test per internal that fails when the library changes under it (docs/architecture.md).
+DOORS = {
+    r"\._id\b": "ui/gradio_patch.py",  # a block's id
+    r"_plotly_utils": "explorer/figures/plotly_internals.py",
+    r"changeLocale|\bcore-": "ui/browser_internals.py",  # gradio's core script in the browser
+    r"_hoverdata|nsewdrag|_fullLayout|_fullData|\._ev\b": "ui/browser_internals.py",  # plotly.js's
+}
+
+
+@pytest.mark.parametrize("path", CODE, ids=lambda path: str(path.relative_to(ROOT)))
+def test_gradios_and_plotlys_internals_are_used_only_behind_their_door(path):
+    text = path.read_text(encoding="utf-8")
+    named = path.relative_to(ROOT).as_posix()
+    for pattern, door in DOORS.items():
+        if named != door:
+            assert not re.search(pattern, text), f"{named} uses {pattern}: only {door} may"
+
+
+def test_the_doors_are_where_the_internals_are_used():
+    for pattern, door in DOORS.items():
+        assert re.search(pattern, (ROOT / door).read_text(encoding="utf-8")), (pattern, door)
 
 
 @pytest.mark.parametrize(

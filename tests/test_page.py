@@ -155,13 +155,12 @@ def test_the_walkthrough_is_written_once_for_every_user_at_the_same_step_and_nev
 # --- the device ------------------------------------------------------------------------------------------------------
 
 
-def test_the_app_runs_where_the_environment_asks_else_on_a_gpu_where_there_is_one(monkeypatch):
+def test_the_app_runs_where_the_environment_asks_else_on_a_gpu_where_there_is_one():
+    from explorer.config import Config
     from ui.runtime import chosen_device
 
-    monkeypatch.delenv("EXPLORER_DEVICE", raising=False)
-    assert chosen_device() == ("cuda" if torch.cuda.is_available() else "cpu")
-    monkeypatch.setenv("EXPLORER_DEVICE", " CPU ")
-    assert chosen_device() == "cpu"
+    assert chosen_device(Config.from_environ({}).device) == ("cuda" if torch.cuda.is_available() else "cpu")
+    assert chosen_device(Config.from_environ({"EXPLORER_DEVICE": " CPU "}).device) == "cpu"
     for asked, said in [("gpu", "is not a device: choose cpu or cuda"), ("mps", "runs on cpu or cuda")]:
         with pytest.raises(SystemExit, match=said):  # stopped at the start, saying why, not at the first Step
             chosen_device(asked)

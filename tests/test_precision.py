@@ -21,12 +21,13 @@ def bfloat16(monkeypatch):
     monkeypatch.setattr(runtime, "PRECISION", ("cpu", torch.bfloat16))
 
 
-def test_the_precision_is_float32_unless_asked_and_one_the_device_cannot_compute_in_stops_the_app(monkeypatch):
-    monkeypatch.delenv("EXPLORER_PRECISION", raising=False)
-    assert runtime.chosen_precision("cpu") is torch.float32
+def test_the_precision_is_float32_unless_asked_and_one_the_device_cannot_compute_in_stops_the_app():
+    from explorer.config import Config
+
+    assert runtime.chosen_precision("cpu", Config.from_environ({}).precision) is torch.float32
     assert runtime.chosen_precision("cpu", "bf16") is runtime.chosen_precision("cpu", " BFloat16 ") is torch.bfloat16
-    monkeypatch.setenv("EXPLORER_PRECISION", "fp32")
-    assert runtime.chosen_precision("cpu") is torch.float32
+    asked = Config.from_environ({"EXPLORER_PRECISION": "fp32"}).precision
+    assert runtime.chosen_precision("cpu", asked) is torch.float32
     with pytest.raises(SystemExit, match="for a GPU"):
         runtime.chosen_precision("cpu", "float16")
     with pytest.raises(SystemExit, match="choose float32, bfloat16 or float16"):

@@ -36,15 +36,18 @@ from typing import Any
 import fastapi
 from fastapi import HTTPException
 
+from explorer.config import DEFAULTS, Config
 from explorer.i18n import _, language_of, speaking
 
-SESSION_PENDING = int(os.environ.get("EXPLORER_SESSION_PENDING", 8))
-ADDRESS_PENDING = int(os.environ.get("EXPLORER_ADDRESS_PENDING", 96))
+# The server's configuration sets these (`configure`); a page built without it has the defaults.
+SESSION_PENDING = DEFAULTS.session_pending
+ADDRESS_PENDING = DEFAULTS.address_pending
 ADDRESS_SHARE = 8  # an address counts for one more round per this many of its events waiting
-API_PENDING = int(os.environ.get("EXPLORER_API_PENDING", 8))
-API_PER_ADDRESS = int(os.environ.get("EXPLORER_API_PER_ADDRESS", 4))
-API_SECONDS_PER_MINUTE = float(os.environ.get("EXPLORER_API_SECONDS_PER_MINUTE", 15))
-QUEUE_SIZE = int(os.environ.get("EXPLORER_QUEUE_SIZE", 256))  # every client's events together (gradio's max_size)
+API_PENDING = DEFAULTS.api_pending
+API_PER_ADDRESS = DEFAULTS.api_per_address
+API_SECONDS_PER_MINUTE = DEFAULTS.api_seconds_per_minute
+QUEUE_SIZE = DEFAULTS.queue_size  # every client's events together (gradio's max_size)
+PROXY_HOPS = DEFAULTS.proxy_hops
 
 GIVE_WAY_S = 1.0  # the longest the API pauses for the page at one step: the API is slowed, never stopped
 POLL_S = 0.005
@@ -52,7 +55,14 @@ API = {"concurrency_id": "api", "concurrency_limit": 1}  # what `gr.api` endpoin
 TOO_MANY = 429
 
 
-PROXY_HOPS = int(os.environ.get("EXPLORER_PROXY_HOPS", 1 if os.environ.get("SPACE_ID") else 0))
+def configure(config: Config) -> None:
+    """Take the server's configuration (`app.py` reads it, `ui.page.build_page` hands it here): the caps, the API's
+    budget, the queue's size and the proxies in front of the app."""
+    global SESSION_PENDING, ADDRESS_PENDING, API_PENDING, API_PER_ADDRESS, API_SECONDS_PER_MINUTE, QUEUE_SIZE
+    global PROXY_HOPS
+    SESSION_PENDING, ADDRESS_PENDING = config.session_pending, config.address_pending
+    API_PENDING, API_PER_ADDRESS = config.api_pending, config.api_per_address
+    API_SECONDS_PER_MINUTE, QUEUE_SIZE, PROXY_HOPS = config.api_seconds_per_minute, config.queue_size, config.proxy_hops
 
 
 def address(request: fastapi.Request | None) -> str:

@@ -48,7 +48,7 @@ from explorer import Explorer, ExplorerError, ExplorerState
 from explorer.classroom import normal_code
 from explorer.i18n import speaking
 
-from .gradio_patch import LeanSessionState, kept_session
+from .gradio_patch import LeanSessionState, kept_session, session_value
 
 LOG = logging.getLogger(__name__)
 PAYLOADS = 64  # the views kept drawn, newest first: a few classes' last moves
@@ -135,8 +135,7 @@ class Follows:
             return FOLLOW
         session = known[2]
         state = kept_session(self.page.demo, session)
-        key = self.page.explorer._id
-        explorer = state[key] if state is not None and key in state else None
+        explorer = session_value(state, self.page.explorer)
         if not isinstance(explorer, Explorer) or self.page.registry_of(explorer) is not self.page.registry:
             return FOLLOW  # a page with models of its own (trained, loaded) has its own drawn: its Follow event
         row = await anyio.to_thread.run_sync(self.classroom.news, code, student, seat["following"])
@@ -202,8 +201,7 @@ class Follows:
         if block_fn is self.apply or session not in self.behind:
             return
         code, student, following, language = self.behind.get(session)
-        key = self.page.explorer._id
-        explorer = state[key] if key in state else None  # noqa: SIM401 (a SessionState has no `get`)
+        explorer = session_value(state, self.page.explorer)
         seat = {"role": "student", "code": code, "student": student, "following": following}
 
         def followed() -> dict:  # what changed since the session's explorer, the view the session's page had

@@ -23,6 +23,8 @@ from gradio.blocks import Block, postprocess_update_dict
 from gradio.i18n import I18nData
 from gradio.state_holder import SessionState
 
+from explorer.config import DEFAULTS, Config
+
 from . import admission
 
 # The version this module was written against: requirements-app.txt pins it, and a Space's SDK brings it (README.md's
@@ -41,6 +43,24 @@ os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", "1000")
 # 4 ms before an event starts) and halves the idle cost: 14–16 ms a second in the classroom benchmark (`Blocks.queue`).
 QUEUE_POLL_S = 0.004
 I18N_PREFIX = "__i18n__"  # how gradio writes a translated label where it needs a string (`I18nData.__str__`)
+
+
+def block_id(block: Block) -> int:
+    """The number gradio knows `block` by (`Block._id`): its key in the page's blocks and in a session's state, a
+    number that can be pickled (a ZeroGPU worker's answer names the page's components by it, `ui.runtime`)."""
+    return block._id
+
+
+def is_block(value: Any) -> bool:
+    """Whether `value` is one of a page's blocks (a component, a layout), as gradio takes the keys of an answer."""
+    return isinstance(value, Block)
+
+
+def session_value(state: SessionState | None, block: Block) -> Any:
+    """What the session's `state` holds for `block` (the value of a `gr.State`); None where it holds nothing yet, or
+    there is no session. (A `SessionState` has no `get` that would leave it unchanged: its `[]` makes the value.)"""
+    key = block_id(block)
+    return state[key] if state is not None and key in state else None
 
 
 def waiting(request: gr.Request | None, api_name: str) -> bool:
@@ -175,10 +195,17 @@ class LeanSessionState(SessionState):
 # How long a page may go without an event before its session is forgotten (its explorer, its state): a page open in a
 # lesson asks for something every few minutes at most (the Train tab every second), and a page that comes back after
 # this starts afresh, as after a restart; its share link brings its view back.
-SESSION_IDLE_S = float(os.environ.get("EXPLORER_SESSION_IDLE_S", 3600))
+# (The server's configuration sets it, `configure`.)
+SESSION_IDLE_S = DEFAULTS.session_idle_s
 # Answers nobody read (a page that closed, a script that never listens) are dropped after this long.
 UNREAD_S = 300.0
 JANITOR_EVERY_S = 60.0
+
+
+def configure(config: Config) -> None:
+    """Take the server's configuration (`app.py` reads it, `ui.page.build_page` hands it here): `SESSION_IDLE_S`."""
+    global SESSION_IDLE_S
+    SESSION_IDLE_S = config.session_idle_s
 
 
 def forget_idle_sessions(blocks: gr.Blocks, now: datetime.datetime | None = None) -> int:
@@ -234,13 +261,13 @@ def _without_skipped(block_fn: Any, predictions: Any) -> tuple[list[int], Any, A
     without them; the event and answer as they are when there is nothing to leave out (a single output, a list)."""
     if not isinstance(predictions, dict) or not predictions or not all(isinstance(k, Block) for k in predictions):
         return [], block_fn, predictions
-    drawn = {block._id: value for block, value in predictions.items()}
-    if set(drawn) - {block._id for block in block_fn.outputs}:
+    drawn = {block_id(block): value for block, value in predictions.items()}
+    if set(drawn) - {block_id(block) for block in block_fn.outputs}:
         return [], block_fn, predictions  # not one of the event's outputs: gradio says so
-    skipped = [i for i, block in enumerate(block_fn.outputs) if drawn.get(block._id, SKIP) == SKIP]
+    skipped = [i for i, block in enumerate(block_fn.outputs) if drawn.get(block_id(block), SKIP) == SKIP]
     if not skipped:
         return [], block_fn, predictions
     kept = copy.copy(block_fn)
     kept.outputs = [block for i, block in enumerate(block_fn.outputs) if i not in set(skipped)]
-    values = [drawn[block._id] for block in kept.outputs]
+    values = [drawn[block_id(block)] for block in kept.outputs]
     return skipped, kept, values[0] if len(values) == 1 else values  # gradio takes one output's answer as it is

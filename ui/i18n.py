@@ -20,28 +20,27 @@ from gradio.i18n import I18nData
 from explorer import i18n
 from explorer.i18n import LANGUAGES, N_, NAMES, gradio_translations
 
+from .browser_internals import with_internals
+
 # gradio calls Chinese of China "zh-CN" (its own strings: "Submit", "Loading…"); the catalog's strings go under
 # both that name and the language's, which the browser falls back to for other Chinese regions.
 BROWSER_LOCALES = {"en": ("en",), "zh": ("zh", "zh-CN")}
 
-# The browser shows the page's fixed text in `language`: gradio's own `changeLocale` (its Settings panel's), from the
-# module that holds its translations, the one the page loaded (a dynamic import of the same address is the same
-# module); the event ends once the language is set, so that what follows it (`Page.in_the_new_language`) is drawn in
-# it. An address without `?lang=` gets `lang=` written in, so that reloading it keeps the language.
-SET_LOCALE_JS = """(language) => {
+# The browser shows the page's fixed text in `language`: gradio's own language switch (its Settings panel's,
+# `ui.browser_internals`); the event ends once the language is set, so that what follows it
+# (`Page.in_the_new_language`) is drawn in it. An address without `?lang=` gets `lang=` written in, so that reloading
+# it keeps the language.
+SET_LOCALE_JS = with_internals("""(language) => {
     const tags = {en: "en", zh: "zh-CN"};
     if (!(language in tags)) return [];
     document.documentElement.lang = tags[language];
-    const core = performance.getEntriesByType("resource").map((entry) => entry.name)
-        .find((name) => /\\/assets\\/core-[\\w-]+\\.js$/.test(name));
     const url = new URL(location.href);
     if (url.searchParams.get("lang") !== language) {
         url.searchParams.set("lang", language);
         history.replaceState(history.state, "", url.href);
     }
-    if (!core) return [];
-    return import(core).then((module) => module.changeLocale(tags[language])).catch(() => {}).then(() => []);
-}"""
+    return __CHANGE_LOCALE__(tags[language]).then(() => []);
+}""")
 
 
 def T(message: str) -> I18nData:

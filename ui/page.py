@@ -18,12 +18,13 @@ from gradio.i18n import I18nData
 
 from explorer import Explorer, ExplorerError, ExplorerState, ModelRegistry, cache, figures
 from explorer.classroom import Classroom
+from explorer.config import Config
 from explorer.i18n import DEFAULT as DEFAULT_LANGUAGE
 from explorer.i18n import N_, _, speaking
 from explorer.session import with_settings
 from explorer.training import TrainingPool
 
-from . import admission, api, runtime
+from . import admission, api, gradio_patch, runtime
 from .decoding import DecodingPanel
 from .gradio_patch import Blocks
 from .i18n import with_browser_words
@@ -377,12 +378,17 @@ def cache_stats() -> dict[str, float]:
 
 
 def build_demo(
-    registry: ModelRegistry, pool: TrainingPool | None = None, classroom: Classroom | None = None
+    registry: ModelRegistry,
+    pool: TrainingPool | None = None,
+    classroom: Classroom | None = None,
+    config: Config | None = None,
 ) -> gr.Blocks:
     """The whole page: the introduction, the sentence and decoding panels, the tabs, and the `/translate` API.
-    `pool`: the workers that train the Train tab's runs (one of `EXPLORER_TRAIN_SLOTS` workers by default).
-    `classroom`: the classes of this server (by default in a store of its own, in a temporary file)."""
-    return build_page(registry, pool, classroom).demo
+    `pool`: the workers that train the Train tab's runs (by default one worker). `classroom`: the classes of this
+    server (by default in a store of its own, in a temporary file). `config`: the server's configuration (`app.py`
+    reads it from the environment); without it, the page's modules keep their own values (the defaults, or what a
+    test set)."""
+    return build_page(registry, pool, classroom, config).demo
 
 
 def page_column() -> gr.Column:
@@ -392,8 +398,16 @@ def page_column() -> gr.Column:
     return gr.Column(elem_id="page", elem_classes="page-layout")
 
 
-def build_page(registry: ModelRegistry, pool: TrainingPool | None = None, classroom: Classroom | None = None) -> Page:
+def build_page(
+    registry: ModelRegistry,
+    pool: TrainingPool | None = None,
+    classroom: Classroom | None = None,
+    config: Config | None = None,
+) -> Page:
     """The page of `build_demo`, with its components and handlers by name (for tests and benchmarks)."""
+    if config is not None:  # before the events are made: they take the queues' concurrency
+        for module in (runtime, admission, gradio_patch):
+            module.configure(config)
     # Files handed out (a trained model's Download) are deleted after an hour.
     with Blocks(title="Transformer Explorer", delete_cache=(1800, 3600)) as demo, page_column():
         classroom = classroom if classroom is not None else Classroom.temporary()

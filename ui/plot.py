@@ -23,6 +23,8 @@ from typing import Any
 import gradio as gr
 import plotly
 
+from .browser_internals import with_internals
+
 # plotly.js as the Python package ships it (`plotly/package_data/plotly.min.js`): served by the app, which makes it one
 # of gradio's static paths (`app.py`), by an address relative to the page (it works behind a proxy's path).
 PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
@@ -30,7 +32,7 @@ PLOTLY_SCRIPT = f'<script src="gradio_api/file={PLOTLY_JS.as_posix()}"></script>
 
 # The plot's script, run once when gradio shows the component (`element` is the component's root; `props.value`
 # the figure's JSON, or "" for none; `watch` calls back after each new value).
-DRAW_JS = """
+DRAW_JS = with_internals("""
 const div = element.querySelector(".live-plot");
 let drawn = null;  // the JSON of the figure on the div
 let waiting = null;  // the idle callback that will draw a figure out of view
@@ -47,7 +49,7 @@ const drawNow = () => {
     if (figure === drawn || !shown()) return mark();  // a hidden plot is drawn when it is shown (below)
     drawn = figure;
     if (!figure) {
-        if (div._fullLayout) window.Plotly.purge(div);
+        if (__DRAWN_LAYOUT__(div)) window.Plotly.purge(div);
         div.style.height = "";
         return mark();
     }
@@ -70,12 +72,12 @@ new IntersectionObserver((entries) => {
 new ResizeObserver(() => {
     if (!shown()) return;
     if ((props.value || "") !== drawn) return draw();
-    const full = div._fullLayout;
+    const full = __DRAWN_LAYOUT__(div);
     if (full && Math.abs(div.clientWidth - full.width) > 1) window.Plotly.Plots.resize(div);
 }).observe(div);
 watch("value", draw);
 draw();
-"""
+""")
 
 
 TEMPLATE = '<div class="live-plot"></div>'

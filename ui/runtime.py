@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
-import os
 import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -19,15 +18,19 @@ from typing import Any
 import torch
 
 from explorer import Explorer
+from explorer.config import DEFAULTS, Config
 from explorer.i18n import DEFAULT, _, speaking
 from explorer.training import MAX_FILE_BYTES
+
+from .gradio_patch import block_id, is_block
 
 # The largest upload the server takes (gradio's `max_file_size`): a model file's own limit. A larger one is refused
 # with 413 while it arrives, before it is read whole or kept in the upload folder.
 MAX_UPLOAD_BYTES = MAX_FILE_BYTES
-QUICK_CONCURRENCY = int(os.environ.get("EXPLORER_QUICK_CONCURRENCY", 2))
-LONG_CONCURRENCY = int(os.environ.get("EXPLORER_LONG_CONCURRENCY", 1))
-RUN_BUDGET_S = float(os.environ.get("EXPLORER_RUN_BUDGET_S", 30))
+# The server's configuration sets these (`configure`); a page built without it has the defaults.
+QUICK_CONCURRENCY = DEFAULTS.quick_concurrency
+LONG_CONCURRENCY = DEFAULTS.long_concurrency
+RUN_BUDGET_S = DEFAULTS.run_budget_s
 
 # A step answers in well under a second: no loading overlay on the outputs (putting it up and taking it down cost
 # the browser more than the figures).
@@ -48,29 +51,41 @@ LONG_GPU_S = 60
 # here, a stand-in for ZeroGPU's.
 try:
     import spaces  # type: ignore[import-not-found]
-    from spaces.config import Config  # type: ignore[import-not-found]
+    from spaces.config import Config as SpacesConfig  # type: ignore[import-not-found]
 
     GPU: Callable[..., Callable] | None = spaces.GPU
-    APART = Config.zero_gpu
+    APART = SpacesConfig.zero_gpu
 except ImportError:
     GPU, APART = None, False
 # A Run's steps are taken in chunks of this many seconds, each chunk a call on the GPU (`ui.decoding`): on ZeroGPU
 # each call has its cost (the GPU is asked for, the worker woken), so a chunk holds many tokens; elsewhere one token.
-RUN_CHUNK_S = float(os.environ.get("EXPLORER_RUN_CHUNK_S", 0.5 if APART else 0))
+ZEROGPU_RUN_CHUNK_S = 0.5
+RUN_CHUNK_S = ZEROGPU_RUN_CHUNK_S if APART else 0.0
 
-# The page's components by `_id`: a handler that runs apart answers with `_id`s, which `uses_gpu` turns back into
-# components (a component cannot be pickled: it belongs to the page).
+
+def configure(config: Config) -> None:
+    """Take the server's configuration (`app.py` reads it, `ui.page.build_page` hands it here before the page's
+    events are made): how many quick and long events run at once, a Run's budget and its chunks."""
+    global QUICK_CONCURRENCY, LONG_CONCURRENCY, RUN_BUDGET_S, RUN_CHUNK_S
+    QUICK_CONCURRENCY = QUICK["concurrency_limit"] = config.quick_concurrency
+    LONG_CONCURRENCY = LONG["concurrency_limit"] = config.long_concurrency
+    RUN_BUDGET_S = config.run_budget_s
+    RUN_CHUNK_S = config.run_chunk_s if config.run_chunk_s is not None else ZEROGPU_RUN_CHUNK_S if APART else 0.0
+
+
+# The page's components by their ids (`gradio_patch.block_id`): a handler that runs apart answers with ids, which
+# `uses_gpu` turns back into components (a component cannot be pickled: it belongs to the page).
 _COMPONENTS: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
 
 
 def know_components(components: Iterable[Any]) -> None:
-    """Remember the page's components by `_id` (`build_page` calls this once the page is built)."""
-    _COMPONENTS.update({component._id: component for component in components})
+    """Remember the page's components by their ids (`build_page` calls this once the page is built)."""
+    _COMPONENTS.update({block_id(component): component for component in components})
 
 
 @dataclass(frozen=True)
 class Answer:
-    """A handler's answer keyed by its components' `_id`s, which can be pickled (a ZeroGPU worker sends its answer
+    """A handler's answer keyed by its components' ids, which can be pickled (a ZeroGPU worker sends its answer
     back pickled)."""
 
     values: dict[int, Any]
@@ -78,8 +93,8 @@ class Answer:
 
 def portable(result: Any) -> Any:
     """`result` as it can cross from a ZeroGPU worker: a dict of components becomes an `Answer`."""
-    if isinstance(result, dict) and result and all(hasattr(key, "_id") for key in result):
-        return Answer({component._id: value for component, value in result.items()})
+    if isinstance(result, dict) and result and all(is_block(key) for key in result):
+        return Answer({block_id(component): value for component, value in result.items()})
     return result
 
 
@@ -147,11 +162,11 @@ def one_at_a_time(explorer: Any, language: str | None = None):
         yield
 
 
-def chosen_device(asked: str | None = None) -> str:
-    """The device the models run on: `asked` (by default the environment's `EXPLORER_DEVICE`: "cpu", "cuda",
-    "cuda:1") where it is set, else a CUDA GPU where PyTorch sees one, else the CPU. A device that cannot be had
-    stops the app with a message saying why, rather than failing at the first Step."""
-    asked = (os.environ.get("EXPLORER_DEVICE", "") if asked is None else asked).strip().lower()
+def chosen_device(asked: str = "") -> str:
+    """The device the models run on: `asked` (the configuration's `EXPLORER_DEVICE`: "cpu", "cuda", "cuda:1")
+    where it is set, else a CUDA GPU where PyTorch sees one, else the CPU. A device that cannot be had stops the app
+    with a message saying why, rather than failing at the first Step."""
+    asked = asked.strip().lower()
     if not asked:
         return "cuda" if torch.cuda.is_available() else "cpu"
     try:
@@ -176,12 +191,12 @@ SHORT_NAMES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
 PRECISION: tuple[str, torch.dtype] | None = None
 
 
-def chosen_precision(device: str, asked: str | None = None) -> torch.dtype:
-    """The precision the models decode in and draw the views in: `asked` (by default the environment's
+def chosen_precision(device: str, asked: str = "") -> torch.dtype:
+    """The precision the models decode in and draw the views in: `asked` (the configuration's
     `EXPLORER_PRECISION`: float32, bfloat16 or float16, or fp32, bf16, fp16), else float32. Reduced, it is
     `torch.autocast`'s: the weights stay float32, the matrix products are rounded (docs/deployment.md says by how
     much); Inside a step stays float32 (`transformer.worked`). One the device cannot compute in stops the app."""
-    asked = (os.environ.get("EXPLORER_PRECISION", "") if asked is None else asked).strip().lower() or "float32"
+    asked = asked.strip().lower() or "float32"
     name = SHORT_NAMES.get(asked, asked)
     if name not in PRECISIONS:
         raise SystemExit(f"EXPLORER_PRECISION={asked!r}: choose float32, bfloat16 or float16")

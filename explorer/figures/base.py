@@ -26,12 +26,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from _plotly_utils.utils import convert_to_base64
 from PIL import Image
 from plotly.colors import diverging, sequential
 from plotly.io.json import to_json_plotly
 
 from ..i18n import N_, _
+from .plotly_internals import with_typed_arrays
 
 # The parts of plotly's "plotly_white" template these figures use. The full template is about 7 KB of JSON in
 # every figure sent to the browser, more than the data of a heatmap; this one is a tenth of that.
@@ -244,9 +244,7 @@ class Figure:
 
     def to_dict(self) -> dict[str, Any]:
         """The figure as Plotly's JSON in Python values (a copy), numpy arrays as Plotly's base64 typed arrays."""
-        figure = {"data": _props(self.data), "layout": _props(self.layout)}
-        convert_to_base64(figure)
-        return figure
+        return with_typed_arrays({"data": _props(self.data), "layout": _props(self.layout)})
 
     def to_json(self) -> str:
         return to_json_plotly(self.to_dict())

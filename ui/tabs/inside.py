@@ -11,6 +11,7 @@ from gradio.components import Component
 from explorer import Explorer, inside
 from explorer.i18n import N_
 
+from ..browser_internals import with_internals
 from ..i18n import T, with_browser_words
 from ..panel import Frame, PageAccess, Panel, Updates
 from ..plot import Plot
@@ -65,12 +66,12 @@ HOVER_JS = with_browser_words(HOVER_JS, {"dimension": DIMENSION})
 # architecture_diagram); the click's place in the plot, in the axes' units, finds the one under it. Over a block the
 # pointer is a hand, and the block's name (the list's label) shows as a tooltip. The listeners are the document's,
 # added once: the diagram's plot is drawn again, or anew, as the page goes on.
-DIAGRAM_JS = """
+DIAGRAM_JS = with_internals("""
 if (!window.insideDiagramListens) {
     window.insideDiagramListens = true;
     const blockAt = (event) => {
         const plot = event.target.closest && event.target.closest("#inside-diagram .js-plotly-plot");
-        const layout = plot && plot.layout, area = plot && plot.querySelector(".nsewdrag");
+        const layout = plot && plot.layout, area = plot && __PLOT_AREA__(plot);
         if (!area || !layout.xaxis || !layout.yaxis || event.target.closest(".modebar")) return null;
         const box = area.getBoundingClientRect();
         const [x0, x1] = layout.xaxis.range, [y0, y1] = layout.yaxis.range;
@@ -92,7 +93,7 @@ if (!window.insideDiagramListens) {
         plot.title = block ? block.choice.closest("label").innerText.trim() : "";
     });
 }
-"""
+""")
 
 
 class InsideTab(Panel):

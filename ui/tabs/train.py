@@ -34,6 +34,7 @@ from explorer.training import (
     read_model_path,
 )
 
+from ..browser_internals import with_internals
 from ..i18n import T, with_browser_words
 from ..panel import PageAccess, Panel, Updates, escaped
 from ..plot import Plot
@@ -71,7 +72,7 @@ SHIPPED = N_("Replay how {model} learned")
 
 # The replay moves in the browser: `replayTo(i)` shows snapshot i (its map, its prediction, the slider's place);
 # a click on the curves shows the last snapshot at or before the step clicked; Play steps through every snapshot.
-REPLAY_JS = """
+REPLAY_JS = with_internals("""
 if (!window.replayTo) {
     const graph = (id) => document.querySelector(`#${id} .js-plotly-plot`);
     const steps = () => { const gd = graph("train-replay"); return gd?.layout?.sliders?.[0]?.steps || []; };
@@ -85,14 +86,14 @@ if (!window.replayTo) {
     };
     document.addEventListener("click", (event) => {
         if (!event.target.closest("#train-curves")) return;
-        const hover = graph("train-curves")?._hoverdata;
-        if (!hover || !hover.length) return;
+        const hover = __HOVERED_POINTS__(graph("train-curves"));
+        if (!hover.length) return;
         let chosen = 0;
         steps().forEach((step, i) => { if (Number(step.label) <= hover[0].x) chosen = i; });
         window.replayTo(chosen);
     }, true);
 }
-"""
+""")
 # Play steps through the replay, the button saying so in the page's language (`play_js`).
 PLAY_JS = """() => {
     const button = document.querySelector("#train-play");

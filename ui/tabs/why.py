@@ -12,6 +12,7 @@ import gradio as gr
 from explorer import Explorer, ExplorerError, why
 from explorer.i18n import N_, _
 
+from ..browser_internals import with_internals
 from ..i18n import T
 from ..panel import Frame, PageAccess, Panel, Updates, escaped
 from ..plot import Plot
@@ -27,19 +28,20 @@ NO_CONTRAST = N_("(no contrast: the token alone)")
 FOLLOWING = "census"  # the name of the census in `Explorer.following`: once run, it follows every step
 # A click on a cell of the census's grids: the hidden `census-clicks` element's `select` event, with [the family's
 # grid, the layer, the head]. Plotly's own click event is listened to from the first press on the plot (its div is
-# drawn after this script runs; Plotly forgets its listeners only when the figure is purged, with `_ev`).
-CENSUS_CLICK_JS = """
+# drawn after this script runs; Plotly forgets its listeners only when the figure is purged, and the mark with them:
+# `ui.browser_internals`).
+CENSUS_CLICK_JS = with_internals("""
 document.addEventListener("pointerdown", (event) => {
     const plot = event.target.closest && event.target.closest("#census-plot .js-plotly-plot");
-    if (!plot || !plot.on || (plot._ev && plot._ev.censusListens)) return;
+    if (!plot || !plot.on || __PLOT_LISTENERS__(plot)?.censusListens) return;
     plot.on("plotly_click", (clicked) => {
         const point = clicked.points && clicked.points[0];
         if (!point || !Array.isArray(point.pointIndex)) return;
         trigger("select", {index: [point.curveNumber, ...point.pointIndex], value: ""});
     });
-    plot._ev.censusListens = true;
+    __PLOT_LISTENERS__(plot).censusListens = true;
 }, true);
-"""
+""")
 
 
 def why_tab(page: PageAccess) -> list[Panel]:
