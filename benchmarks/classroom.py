@@ -117,7 +117,9 @@ def expected_answers() -> dict[tuple[str, str, bool], Expected]:
             while True:
                 seen.outputs.append(explorer.snapshot().output_text)
                 seen.inside.append(inside.stage_view(explorer)[1])
-                seen.tokens.append(walkthrough.tour(explorer)[0].text)
+                # the walkthrough's first section, the one a student checks (the others are not written here)
+                (tokens,) = walkthrough.written_tour(explorer, kinds=walkthrough.SECTIONS[:1])
+                seen.tokens.append(tokens.text)
                 if explorer.at_end:
                     break
                 explorer.step()

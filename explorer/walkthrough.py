@@ -13,6 +13,7 @@ to the next token.
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from transformer.worked import WorkedStep
@@ -150,12 +151,14 @@ def tour(explorer: Explorer, worked: WorkedStep | None = None) -> tuple[Section,
     return SHARED.get(key, lambda: written_tour(explorer, worked))
 
 
-def written_tour(explorer: Explorer, worked: WorkedStep | None = None) -> tuple[Section, ...]:
-    """`tour`, written now: each section by its writer (`WRITERS`)."""
+def written_tour(
+    explorer: Explorer, worked: WorkedStep | None = None, kinds: Sequence[Kind] = SECTIONS
+) -> tuple[Section, ...]:
+    """`tour`, written now: each section by its writer (`WRITERS`); `kinds`: only these sections."""
     thread = thread_of(explorer, worked)
     section_links = links(thread)
     sections = []
-    for kind in SECTIONS:
+    for kind in kinds:
         text, tensors, plot = WRITERS[kind.key](explorer, thread)
         sections.append(Section(kind, f"## {_(kind.heading)}\n{text}", section_links[kind.key], tensors, plot))
     return tuple(sections)
