@@ -1225,20 +1225,27 @@ def test_the_teachers_guide_from_start_to_end(browser, app_url, language, presen
     tab.locator("#walkthrough-scores-link").click()
     the_tab_bar_shows(tab, "Inside a step", language)
     # 28–33: Masks and heads: the causal mask off and on again; a head silenced and compared, then heard again
+    # Each change waits for the server's word that it was applied (the line of what is switched off, beside the
+    # output), as a teacher sees it: a change's answer carries every control as it was when the change was sent, so
+    # a head ticked before the mask's answer came was unticked by it (on a busy machine: two pytest-xdist workers).
     view("Masks and heads")
+    tab.wait_for_function("() => document.querySelector('#teacher-forced').innerText.trim() !== ''")
     forced = tab.locator("#teacher-forced").inner_text()
     tab.locator("#causal-mask input").uncheck()
+    tab.wait_for_selector("#switched-off:visible")
     tab.wait_for_function("t => document.querySelector('#teacher-forced').innerText !== t", arg=forced)
     tab.locator("#causal-mask input").check()
+    tab.wait_for_selector("#switched-off", state="hidden")
     tab.locator("#silenced-heads label").first.click()
+    with speaking(language):
+        one = ngettext("{n} head silenced", "{n} heads silenced", 1).format(n=1)
+    tab.wait_for_function("t => document.querySelector('#switched-off-text')?.innerText.includes(t)", arg=one)
     tab.locator("#compare-btn").click()
     tab.wait_for_selector("#compare-plot .js-plotly-plot")
     # 33–37: Positions, and the source words shuffled; the head is still silenced, and the page says so there too,
     # with the button that hears it again
     view("Positions")
     tab.wait_for_selector("#switched-off:visible")
-    with speaking(language):
-        one = ngettext("{n} head silenced", "{n} heads silenced", 1).format(n=1)
     assert one in tab.locator("#switched-off-text").inner_text()
     tab.locator("#switch-on").click()
     tab.wait_for_selector("#switched-off", state="hidden")
