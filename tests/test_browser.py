@@ -449,7 +449,8 @@ def test_trained_vs_untrained_and_walkthrough(page):
     rows = "() => document.querySelector('#walkthrough-masks-plot .js-plotly-plot')?._fullData.at(-1).y.length"
     tokens = "() => document.querySelector('#walkthrough-tokens')?.innerText"  # (a moment away while redrawn)
     before = step(page)  # a step to go back from
-    settled(page)
+    settled(page)  # and the masks section's figure, further down, drawn for it too (once the page is idle)
+    page.wait_for_selector("#walkthrough-masks-plot .live-plot[data-drawn='true'] .main-svg", state="attached")
     n_rows, text = page.evaluate(rows), page.evaluate(tokens)
     page.locator("#back-btn").click()
     wait_for_output_change(page, before)
