@@ -133,15 +133,19 @@ SECTIONS = {
 def open_tab(page, name: str) -> None:
     """Open the view `name`, given by its English title whatever the page's language: click its tab in the tab bar
     (every tab is in sight: they wrap rather than hide in a menu), and for a section of a tab, bring it into view."""
-    from explorer.i18n import _, speaking
-
-    tab, section = SECTIONS.get(name, (name, None))
-    language = page.evaluate("() => document.documentElement.lang || 'en'").split("-")[0]
-    with speaking(language if language == "zh" else "en"):
-        title = _(tab)
-    page.get_by_role("tab", name=title, exact=True).click()
+    section = SECTIONS.get(name, (name, None))[1]
+    page.get_by_role("tab", name=tab_title(page, name), exact=True).click()
     if section:
         page.locator(section).scroll_into_view_if_needed()
+
+
+def tab_title(page, name: str) -> str:
+    """The title, in the page's language, of the tab that shows the view `name` (an English title)."""
+    from explorer.i18n import _, speaking
+
+    language = page.evaluate("() => document.documentElement.lang || 'en'").split("-")[0]
+    with speaking(language if language == "zh" else "en"):
+        return _(SECTIONS.get(name, (name, None))[0])
 
 
 def model_option(page, name: str):
@@ -153,3 +157,67 @@ def model_option(page, name: str):
 def shown_model(page) -> str:
     """The name of the model the dropdown shows."""
     return page.locator("#model-select input").input_value().split(" · ")[0]
+
+
+# Runs in the page before gradio's own scripts (`page.add_init_script`): counts the events the page sent to the server
+# (`window.events.sent`: one POST to /queue/join each) and those answered (`window.events.answered`: one
+# `process_completed` message each, read from the event streams as they pass, unchanged).
+COUNT_EVENTS_JS = """
+window.events = {sent: 0, answered: 0};
+const fetchAsGradioDoes = window.fetch;
+window.fetch = async (...args) => {
+    const url = String((args[0] && args[0].url) || args[0]);
+    if (url.includes('/queue/join')) window.events.sent += 1;
+    const response = await fetchAsGradioDoes(...args);
+    if (!url.includes('/queue/data') || !response.body) return response;
+    const decoder = new TextDecoder();
+    let pending = '';
+    const tap = new TransformStream({
+        transform(chunk, controller) {
+            pending += decoder.decode(chunk, {stream: true});
+            const lines = pending.split('\\n');
+            pending = lines.pop();
+            for (const line of lines) {
+                if (line.startsWith('data:') && line.includes('"process_completed"')) window.events.answered += 1;
+            }
+            controller.enqueue(chunk);
+        },
+    });
+    return new Response(response.body.pipeThrough(tap),
+                        {status: response.status, statusText: response.statusText, headers: response.headers});
+};
+"""
+# Whether the page has drawn what it was sent (`COUNT_EVENTS_JS` must run in it): more than `sent` events sent (-1:
+# any number), every one answered, and in the open tab every figure in the window drawn (`ui.plot` marks its div
+# `data-drawn`) and every image decoded.
+SETTLED_JS = """(sent) => {
+    if (!(window.events.sent > sent && window.events.answered >= window.events.sent)) return false;
+    const panel = [...document.querySelectorAll('#views [role=tabpanel]')].find(p => p.offsetParent !== null);
+    const inWindow = (e) => { const r = e.getBoundingClientRect();
+                              return r.height > 0 && r.bottom > 0 && r.top < innerHeight; };
+    return [...document.querySelectorAll('.live-plot')].every(d => !inWindow(d) || d.dataset.drawn === 'true')
+        && [...(panel ? panel.querySelectorAll('img') : [])].every(img => img.complete);
+}"""
+
+
+def events_sent(page) -> int:
+    """How many events the page has sent to the server (`COUNT_EVENTS_JS`)."""
+    return page.evaluate("() => window.events.sent")
+
+
+def settled(page, sent: int = -1) -> None:
+    """Wait until the page has sent more than `sent` events (-1: any number), had every one answered, and drawn the
+    open tab's figures in the window and its images (`SETTLED_JS`): what a fixed pause after an action stood for."""
+    page.wait_for_function(SETTLED_JS, arg=sent)
+
+
+def open_drawn(page, name: str) -> None:
+    """`open_tab`, then wait until the view is drawn (`settled`): when another tab was open, the tab's own event
+    answered too."""
+    before = events_sent(page)
+    chosen = "() => document.querySelector('#views [role=tab][aria-selected=true]')?.innerText.trim()"
+    title = tab_title(page, name)
+    other = page.evaluate(chosen) != title
+    open_tab(page, name)
+    page.wait_for_function(f"title => ({chosen})() === title", arg=title)
+    settled(page, before if other else -1)

@@ -1,6 +1,6 @@
 """End to end in headless Chromium (Debian's chromium, driven by Playwright): the real app, the real page.
 
-Screenshots go to test-artifacts/. The app runs in its own process, as a user would start it, once for the module.
+Screenshots go to test-artifacts/. The app runs in its own process, as a user would start it, once for the session.
 Every test opens pages of its own, so that the tests pass in any order: to check, give pytest their ids in another
 order, e.g. `python -m pytest $(python -m pytest tests/test_browser.py --collect-only -q | grep :: | tac)`.
 """
@@ -15,12 +15,15 @@ import pytest
 
 from benchmarks.real_app import (
     CHROMIUM,
+    COUNT_EVENTS_JS,
     SECTIONS,
     TABS,
     VIEWS,
     App,
     model_option,
+    open_drawn,
     open_tab,
+    settled,
     shown_model,
 )
 from explorer import ExplorerState
@@ -39,10 +42,11 @@ playwright = pytest.importorskip("playwright.sync_api")
 pytestmark = pytest.mark.browser
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def real_app():
     """`python app.py` in its own process, started as the benchmarks start it (`benchmarks.real_app.App`: a free
-    port, no network, its output in a log file rather than a pipe nobody reads)."""
+    port, no network, its output in a log file rather than a pipe nobody reads). One for the session, or for each
+    pytest-xdist worker that runs tests of this file (they are shared out one by one, `-n auto`)."""
     app = App()
     try:
         app.start()
@@ -54,7 +58,7 @@ def real_app():
     app.close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def app_url(real_app):
     return real_app.url
 
@@ -68,9 +72,10 @@ document.addEventListener('securitypolicyviolation',
 def opened(browser, url: str, width: int = 1400, height: int = 1000):
     """A new tab at `url`, `width`×`height`, its first view drawn. Each tab has a browser context of its own, and
     the app gives it a session of its own: nothing a test does there reaches another test. What the page's
-    security policy blocks is recorded in `window.refused`."""
+    security policy blocks is recorded in `window.refused`, and the events it sends are counted (for `settled`)."""
     tab = browser.new_page(viewport={"width": width, "height": height})
     tab.add_init_script(RECORD_REFUSED)
+    tab.add_init_script(COUNT_EVENTS_JS)
     tab.set_default_timeout(30_000)
     tab.goto(url)
     tab.wait_for_selector("#attention-plot .js-plotly-plot")
@@ -175,7 +180,7 @@ def test_a_plot_redrawn_while_its_tab_is_hidden_fills_its_width_when_shown(page)
     before, n_rows = output(page), page.evaluate(rows)
     page.locator("#step-btn").click()
     wait_for_output_change(page, before)
-    page.wait_for_timeout(1_000)  # the heatmap was redrawn while hidden (at Plotly's default 700 px, before the fix)
+    settled(page)  # the heatmap was redrawn while hidden (at Plotly's default 700 px, before the fix)
     open_tab(page, "Attention")
     page.wait_for_function(
         f"() => {{ const [svg, box] = ({PLOT_WIDTH})('#attention-plot'); return Math.abs(svg - box) <= 2; }}",
@@ -203,11 +208,13 @@ def test_a_step_draws_each_figure_once_on_the_div_that_shows_it(page):
     old one) and laid it out a third time 100 ms later. `ui.plot.Plot` draws the new figure on the same div, once,
     and lays nothing out again while its place keeps its size."""
     step(page)
-    page.wait_for_timeout(300)
+    settled(page)
     page.evaluate(WATCH_DRAWS)
     step(page)
     page.wait_for_function("() => Object.values(window.drawsSeen).every(seen => seen.draws > 0)")
-    page.wait_for_timeout(300)  # a second drawing, or a layout, would come by now
+    settled(page)
+    # What must not come has no event to wait for: a second drawing, or gradio's layout 100 ms later, would come by now
+    page.wait_for_timeout(300)
     assert page.evaluate(DRAWS_SEEN) == {
         "attention-plot": {"same": True, "draws": 1, "layouts": 0},
         "candidates-plot": {"same": True, "draws": 1, "layouts": 0},
@@ -219,8 +226,8 @@ def test_a_plot_in_a_closed_tab_is_drawn_when_it_opens_at_the_width_it_has(page)
     700 px default."""
     step(page)
     open_tab(page, "Walkthrough")
-    page.wait_for_function("() => document.querySelector('#walkthrough-cross-plot .js-plotly-plot') !== null")
-    page.wait_for_timeout(300)
+    page.wait_for_selector("#walkthrough-cross-plot .live-plot[data-drawn='true'] .main-svg")
+    settled(page)
     widths = page.evaluate(
         """() => { const gd = document.querySelector('#walkthrough-cross-plot .js-plotly-plot');
         return [gd._fullLayout.width, Math.round(gd.getBoundingClientRect().width)]; }"""
@@ -253,6 +260,14 @@ PLOT_SETUP = """(script) => {
 }"""
 
 
+# Resolves once the page's intersection observers have been called for what has changed so far: a new observer's
+# first call comes in the same task as theirs, after them (they were made first).
+OBSERVED = """() => new Promise((resolve) => {
+    const observer = new IntersectionObserver(() => { observer.disconnect(); resolve(); });
+    document.querySelectorAll('.live-plot').forEach((div) => observer.observe(div));
+})"""
+
+
 def test_a_figure_in_the_window_is_drawn_first_and_one_further_down_when_the_page_is_idle_or_scrolled_near(browser):
     """Issue 35 §5: a Step drew all four of the walkthrough's figures before the user saw anything, though three of
     them lie far below the window (on a phone, most figures do). The one in view is drawn at once; the others once
@@ -263,7 +278,7 @@ def test_a_figure_in_the_window_is_drawn_first_and_one_further_down_when_the_pag
     tab.evaluate(PLOT_SETUP, DRAW_JS)
     figure = '{"data": [], "layout": {"height": 200}}'
     tab.evaluate("(figure) => { window.show.near(figure); window.show.far(figure); }", figure)
-    tab.wait_for_timeout(200)  # the observers' first calls
+    tab.evaluate(OBSERVED)  # the observers' first calls
     assert tab.evaluate("window.drawnOn") == ["near"]
     assert tab.evaluate("document.querySelector('#far .live-plot').dataset.drawn") == "false"
     tab.evaluate("window.runIdle()")  # the page is idle: the figure below is drawn
@@ -274,7 +289,7 @@ def test_a_figure_in_the_window_is_drawn_first_and_one_further_down_when_the_pag
     tab.evaluate("document.querySelector('#far').scrollIntoView()")  # scrolled to before the page was idle
     tab.wait_for_function("() => window.drawnOn.length === 4")
     tab.evaluate("window.runIdle()")  # nothing left to draw: each figure drawn once
-    tab.wait_for_timeout(200)
+    tab.evaluate(OBSERVED)  # and the observers' calls after the scroll
     assert tab.evaluate("window.drawnOn") == ["near", "far", "near", "far"]
     assert tab.evaluate("document.querySelector('#far .live-plot').dataset.drawn") == "true"
     tab.evaluate("(figure) => window.show.eager(figure)", figure)  # a figure the page's scripts move: at once
@@ -303,7 +318,7 @@ def test_the_candidates_labels_fit_the_margins_set_for_them(browser, app_url, pr
     tab.wait_for_function("() => document.querySelector('#source-pieces').innerText.includes('conference')")
     tab.locator("#step-btn").click()
     wait_for_output_change(tab, "")
-    tab.wait_for_timeout(500)
+    settled(tab)
     count, clipped = tab.evaluate(CLIPPED_LABELS)
     assert count == 11 and clipped == []  # ten candidates and the title
     tab.close()
@@ -369,17 +384,22 @@ def test_positional_encoding_view(page):
     shot(page, "positions")
 
 
+# The tab the share link names (`ExplorerState.to_link`: URL-safe base64 of JSON).
+LINK_TAB = """tab => { const href = document.querySelector('#share-link a')?.getAttribute('href') || '';
+    const token = href.replace('?state=', '').split('&')[0].replace(/-/g, '+').replace(/_/g, '/');
+    try { return JSON.parse(atob(token + '='.repeat((4 - token.length % 4) % 4))).tab === tab; }
+    catch (error) { return false; } }"""
+
+
 def test_a_shared_link_restores_the_view(page, app_url):
     """The link, copied with its button, opens the same model, output and tab (issue 13: the tab was lost)."""
     step(page)
     step(page)
     open_tab(page, "Positions")
-    for _wait in range(50):  # the link follows the open tab (the state notes it as the tab's event is answered)
-        link = page.locator("#share-link a").get_attribute("href")
-        if ExplorerState.from_link(link.removeprefix("?state=").split("&")[0]).tab == "experiments":
-            break
-        page.wait_for_timeout(200)
+    page.wait_for_function(LINK_TAB, arg="experiments")  # the link follows the open tab, as its event is answered
+    link = page.locator("#share-link a").get_attribute("href")
     assert link.startswith("?state=")
+    assert ExplorerState.from_link(link.removeprefix("?state=").split("&")[0]).tab == "experiments"
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     page.locator("#copy-link").click()
     page.wait_for_function("() => document.querySelector('#copy-link').innerText === 'Link copied'")
@@ -429,7 +449,8 @@ def test_trained_vs_untrained_and_walkthrough(page):
     rows = "() => document.querySelector('#walkthrough-masks-plot .js-plotly-plot')?._fullData.at(-1).y.length"
     tokens = "() => document.querySelector('#walkthrough-tokens')?.innerText"  # (a moment away while redrawn)
     before = step(page)  # a step to go back from
-    page.wait_for_timeout(300)
+    settled(page)  # and the masks section's figure, further down, drawn for it too (once the page is idle)
+    page.wait_for_selector("#walkthrough-masks-plot .live-plot[data-drawn='true'] .main-svg", state="attached")
     n_rows, text = page.evaluate(rows), page.evaluate(tokens)
     page.locator("#back-btn").click()
     wait_for_output_change(page, before)
@@ -439,7 +460,7 @@ def test_trained_vs_untrained_and_walkthrough(page):
     page.locator("#step-btn").click()
     wait_for_output_change(page, before)
     page.wait_for_function(f"t => ({tokens})() === t", arg=text)
-    page.wait_for_timeout(500)
+    settled(page)
     shot(page, "walkthrough")
     # each section opens its stage: the scores section, at the source piece and head it talks about
     said = page.locator("#walkthrough-scores").inner_text()
@@ -601,7 +622,7 @@ def test_inside_a_step_walks_every_stage_and_ends_at_the_candidates(page):
     shot(page, "inside-layers")
     page.locator("#inside-stage label").filter(has_text="Linear + softmax").click()
     page.wait_for_function("() => document.querySelector('#inside-text').innerText.startsWith('Linear + softmax')")
-    page.wait_for_timeout(500)
+    settled(page)
     labels, values = page.evaluate(INSIDE_BARS)
     chart_labels, chart_values = page.evaluate(BARS, "#candidates-plot")
     assert labels == [label.split(" · ", 1)[1] for label in chart_labels]
@@ -749,7 +770,7 @@ def test_stop_stops_and_leaves_the_page_true(browser, app_url):
     limit = tab.locator("#decoding-settings input[type=number]").first
     limit.fill("128")
     limit.press("Enter")
-    tab.wait_for_timeout(500)
+    settled(tab)
     open_tab(tab, "Attention")
     for _ in range(5):  # a busy machine may finish the Run (half a second) before the Stop reaches it: again
         tab.locator("#reset-btn").click()
@@ -758,13 +779,13 @@ def test_stop_stops_and_leaves_the_page_true(browser, app_url):
         # Either the Stop halted the Run ("Stopped after"), or the Run had ended first: then the Stop's "Nothing is
         # running" and the Run's own last message may reach the page in either order. Wait until it has settled.
         tab.wait_for_function("() => !document.querySelector('#status').innerText.startsWith('Running')")
-        tab.wait_for_timeout(500)
+        settled(tab)
         if tab.locator("#status").inner_text().startswith("Stopped after"):
             break
     stopped, status = output(tab), tab.locator("#status").inner_text()
     assert status.startswith("Stopped after"), status
     tokens = int(re.match(r"Stopped after (\d+) tokens?", status)[1])
-    tab.wait_for_timeout(1_500)  # nothing comes after the Run's last message
+    settled(tab)  # every event answered: nothing comes after the Run's last message
     assert output(tab) == stopped and tab.locator("#status").inner_text() == status
     assert tab.evaluate(HEATMAP_ROWS) == tokens + 1  # the start token and every output token
     assert tab.locator("#force-choice label").count() >= 2  # the candidates for the token after
@@ -886,7 +907,7 @@ def test_alignment_lines_open_on_the_most_peaked_layer_and_labels_do_not_overlap
     tab.locator("#run-btn").click()
     last = "() => document.querySelector('#attention-plot .js-plotly-plot').layout.xaxis.ticktext.at(-1)"
     tab.wait_for_function(f"() => ({last})() === '&lt;/s&gt;'", timeout=60_000)  # the newest piece keeps its name
-    tab.wait_for_timeout(300)  # plotly turns the labels once they are laid out
+    settled(tab)  # plotly turns the labels once they are laid out
     bottom, top = tab.evaluate(TICK_LABELS, "x"), tab.evaluate(TICK_LABELS, "x2")
     assert len(bottom) >= 12 and len(top) >= 23  # of 37 and 69 pieces: at least one in three named
     assert overlaps(bottom) == [] and overlaps(top) == []
@@ -902,7 +923,7 @@ def test_alignment_lines_open_on_the_most_peaked_layer_and_labels_do_not_overlap
     shot(tab, "alignment-long")
     tab.locator("#presentation input").check()  # and in the projector's larger type
     tab.wait_for_function(f"() => ({title})().startsWith('Alignment, layer 0')")
-    tab.wait_for_timeout(300)
+    settled(tab)
     bottom, top = tab.evaluate(TICK_LABELS, "x"), tab.evaluate(TICK_LABELS, "x2")
     heading = tab.locator("#attention-plot .gtitle").bounding_box()
     heading = [heading["x"], heading["y"], heading["x"] + heading["width"], heading["y"] + heading["height"]]
@@ -954,7 +975,7 @@ def test_the_projector_layout_holds_a_whole_step_at_1024x768(browser, app_url):
     tab.wait_for_function("() => document.querySelector('#source-pieces').innerText.includes('afternoon')")
     tab.locator("#run-btn").click()
     tab.wait_for_function("() => document.querySelector('#candidates-plot').innerText.includes('finished')")
-    tab.wait_for_timeout(500)
+    settled(tab)
     tab.evaluate("() => scrollTo(0, 0)")
     step = ["#source-text", "#step-btn", "#run-btn", "#back-btn", "#reset-btn", "#stop-btn", "#output-text",
             "#attention-plot .main-svg", "#candidates-plot .main-svg"]  # fmt: skip
@@ -1140,8 +1161,7 @@ def test_the_chinese_page_shows_no_english_text_through_a_whole_step(browser, ap
         step(tab)
     left = {"first view": english_left(tab)}
     for view in VIEWS:  # one page: picking tabs one after another loses none (issue 35)
-        open_tab(tab, view)
-        tab.wait_for_timeout(1_000)  # drawn as it opens
+        open_drawn(tab, view)  # drawn as it opens
         left[view] = english_left(tab)
         if view == "Inside a step":  # the number under the pointer, written in the browser
             tab.locator("#inside-plot img[data-values]").first.hover()
@@ -1225,20 +1245,27 @@ def test_the_teachers_guide_from_start_to_end(browser, app_url, language, presen
     tab.locator("#walkthrough-scores-link").click()
     the_tab_bar_shows(tab, "Inside a step", language)
     # 28–33: Masks and heads: the causal mask off and on again; a head silenced and compared, then heard again
+    # Each change waits for the server's word that it was applied (the line of what is switched off, beside the
+    # output), as a teacher sees it: a change's answer carries every control as it was when the change was sent, so
+    # a head ticked before the mask's answer came was unticked by it (on a busy machine: two pytest-xdist workers).
     view("Masks and heads")
+    tab.wait_for_function("() => document.querySelector('#teacher-forced').innerText.trim() !== ''")
     forced = tab.locator("#teacher-forced").inner_text()
     tab.locator("#causal-mask input").uncheck()
+    tab.wait_for_selector("#switched-off:visible")
     tab.wait_for_function("t => document.querySelector('#teacher-forced').innerText !== t", arg=forced)
     tab.locator("#causal-mask input").check()
+    tab.wait_for_selector("#switched-off", state="hidden")
     tab.locator("#silenced-heads label").first.click()
+    with speaking(language):
+        one = ngettext("{n} head silenced", "{n} heads silenced", 1).format(n=1)
+    tab.wait_for_function("t => document.querySelector('#switched-off-text')?.innerText.includes(t)", arg=one)
     tab.locator("#compare-btn").click()
     tab.wait_for_selector("#compare-plot .js-plotly-plot")
     # 33–37: Positions, and the source words shuffled; the head is still silenced, and the page says so there too,
     # with the button that hears it again
     view("Positions")
     tab.wait_for_selector("#switched-off:visible")
-    with speaking(language):
-        one = ngettext("{n} head silenced", "{n} heads silenced", 1).format(n=1)
     assert one in tab.locator("#switched-off-text").inner_text()
     tab.locator("#switch-on").click()
     tab.wait_for_selector("#switched-off", state="hidden")
@@ -1343,7 +1370,7 @@ def test_inside_a_step_blocks_are_clickable_and_fit_a_projector(browser, app_url
     wait_for_output_change(small, "")
     open_inside(small)
     small.wait_for_function("() => document.querySelector('#inside-diagram .js-plotly-plot').layout.height < 600")
-    small.wait_for_timeout(300)  # the tab's content laid out in its columns
+    settled(small)  # the tab's content laid out in its columns
     # What is measured: the tops of the diagram, the stage list, the stage's text and its numbers (the tensors) on
     # the screen, after the page is scrolled to the tab bar (it starts at the top of the page here: no scroll).
     small.evaluate("() => window.scrollTo(0, document.querySelector('#views').getBoundingClientRect().top + scrollY)")
@@ -1465,10 +1492,6 @@ def test_replay_how_numbers_de_learned_and_explore_it_half_trained(browser, app_
     tab.close()
 
 
-# No event in progress: gradio writes "processing" over the outputs of an event it waits for.
-SETTLED = "() => !document.body.innerText.includes('processing |')"
-
-
 def test_a_users_mistake_is_a_message_never_a_traceback_in_the_servers_log(page, real_app):
     """Issue 35: an empty box, or 2,000 characters pasted, through the page and through the API: each is a message to
     the user, and the server's log holds at most a line for it, never a traceback."""
@@ -1480,10 +1503,9 @@ def test_a_users_mistake_is_a_message_never_a_traceback_in_the_servers_log(page,
     for text, (where, message) in zip(("", "word " * 400), said.items(), strict=True):
         # the events the link's values set off at load, and the box's own, answered first: a late one redraws the
         # page for the sentence it was sent with (a user cannot type and step within the page's first moments)
-        page.wait_for_function(SETTLED)
+        settled(page)
         box.fill(text)
-        page.wait_for_timeout(300)
-        page.wait_for_function(SETTLED)
+        settled(page)
         page.locator("#step-btn").click()
         page.wait_for_function("([s, m]) => document.querySelector(s).innerText.includes(m)", arg=[where, message])
     client = Client(real_app.url, verbose=False)
@@ -1568,12 +1590,13 @@ def test_a_phone_a_tablet_and_a_chromebook_take_a_step_without_zooming(browser, 
     scrolls inside its own frame); every target at least 24 × 24 px; on a tablet, the Train tab's controls too."""
     context = browser.new_context(**DEVICES[device])
     tab = context.new_page()
+    tab.add_init_script(COUNT_EVENTS_JS)
     tab.set_default_timeout(30_000)
     tab.goto(app_url + NUMBERS_DE)
     tab.wait_for_selector("#attention-plot .js-plotly-plot")
     tab.locator("#step-btn").tap()
     wait_for_output_change(tab, "")
-    tab.wait_for_timeout(500)
+    settled(tab)
     assert tab.evaluate("() => document.documentElement.scrollWidth <= innerWidth")  # no sideways page
     for selector in ("#source-text", "#step-btn", "#output-text", "#candidates-plot", "#attention-plot"):
         assert tab.evaluate(IN_VIEW_SIDEWAYS, selector), selector
