@@ -451,3 +451,21 @@ def test_a_follower_shows_the_teachers_step_from_the_cache_and_replays_only_when
     assert follower.snapshot().output_text == Explorer(registry, follower.state).snapshot().output_text
     with pytest.raises(ExplorerError, match="layer 9 does not exist"):
         Explorer.showing(registry, state.replace(layer=9))
+
+
+def test_a_controls_change_sends_back_no_value_the_browser_sent(page):
+    """Found by the teacher's guide test on two busy workers: the answer to unticking the causal mask came after the
+    user had ticked a head, set every control back as it was sent, and so unticked the head (the next event then
+    carried none). The answer to a control's change now leaves the controls' values to the browser, and still sends
+    what the server changed (a layer the model has not got) and what else a control shows (its choices)."""
+    explorer = page.apply(None, *values())[page.explorer]
+    updates = page.applied_input(explorer, *values(causal_mask=False, layer=1))
+    assert page.control("causal_mask") not in updates and page.control("source") not in updates
+    for name in ("silenced", "layer", "head"):
+        assert "value" not in updates[page.control(name)]
+    assert updates[page.control("silenced")]["choices"] and updates[page.control("layer")]["maximum"] == 1
+    assert updates[page.explorer].state.causal_mask is False  # applied all the same
+    corrected = page.applied_input(explorer, *values(layer=40))
+    assert "layer 40 does not exist" in corrected[page.status]
+    assert corrected[page.control("layer")]["value"] == 1  # the layer it stays on
+    assert page.apply(explorer, *values())[page.control("silenced")]["value"] == []  # other events: every value

@@ -296,12 +296,18 @@ class Page:
             tab.select(self.opened(key), self.explorer, outputs, api_visibility="private", **QUICK)
 
     def action(
-        self, act: Callable[..., str | None], *, moves: bool = False, extra: int = 0, tab: str | None = None
+        self,
+        act: Callable[..., str | None],
+        *,
+        moves: bool = False,
+        extra: int = 0,
+        tab: str | None = None,
+        unechoed: bool = False,
     ) -> Callable[..., Updates]:
         """A handler of (explorer, *extra values, *settings values): apply the settings, then `act(explorer, *extra
         values)` (which may return a message), then refresh. `moves`: it only moves through the decoding (Step,
         Back, forcing). `tab`: the event is that tab's own (`wire_move`): it draws that tab, and lists its
-        outputs only."""
+        outputs only. `unechoed`: the controls' values are the browser's own, as it sent them (`Page.unechoed`)."""
         outputs = self.moving_outputs_on(tab) if tab is not None else None  # what the move's event lists
 
         def handler(explorer, *inputs):
@@ -315,6 +321,8 @@ class Page:
                     updates = self.refreshed(explorer, act(explorer, *given) or "", light=light, note=note, tab=tab)
                     if note:  # the sentence changed: the text box shows the new one
                         updates[self.control("source")] = explorer.state.source
+                    if unechoed:
+                        updates = self.unechoed(updates, values)
             except ExplorerError as error:
                 with one_at_a_time(explorer, settings["language"]):
                     message = str(error)
@@ -324,6 +332,23 @@ class Page:
             return self.moved(updates, outputs) if moves else updates
 
         return uses_gpu(handler)
+
+    def unechoed(self, updates: Updates, values: Sequence[Any]) -> Updates:
+        """`updates` without the controls' values that the event itself sent (`values`, in the order of `NAMES`).
+        An answer arrives a moment after its event was sent; meanwhile the user may have changed a control again
+        (ticked a head while the mask's change was on its way). Sending back the value it had when the event left
+        would undo that change, and the next event would then carry the undone value. A value the server changed
+        (another model's heads, a layer it has not got) is sent, and so is everything else about a control (its
+        choices, its range)."""
+        kept = dict(updates)
+        for name, sent in zip(NAMES, values, strict=True):
+            component = self.control(name)
+            update = kept.get(component)
+            if isinstance(update, dict) and "value" in update and same_value(update["value"], sent):
+                kept[component] = {key: value for key, value in update.items() if key != "value"}
+            elif component in kept and not isinstance(update, dict) and same_value(update, sent):
+                del kept[component]
+        return kept
 
     def moved(self, updates: Updates, outputs: Sequence[Component] | None = None) -> Updates:
         """`updates` for an event of `moving_outputs` (or of `outputs`): a setting that reached the server with a
@@ -338,13 +363,23 @@ class Page:
         then showed a view that was not the one chosen)."""
         for component in components:
             component.input(
-                self.apply, self.inputs, self.outputs, api_visibility="private", trigger_mode="always_last", **QUICK
+                self.applied_input,
+                self.inputs,
+                self.outputs,
+                api_visibility="private",
+                trigger_mode="always_last",
+                **QUICK,
             )
 
     @functools.cached_property
     def apply(self) -> Callable[..., Updates]:
         """The handler that applies the settings and redraws (made once: each handler is put on the GPU once)."""
         return self.action(lambda explorer: None)
+
+    @functools.cached_property
+    def applied_input(self) -> Callable[..., Updates]:
+        """`apply` for a change of a control (`on_input`), which sends no control back the value it was sent."""
+        return self.action(lambda explorer: None, unechoed=True)
 
     def view_handler(
         self, compute: Callable[..., Updates], failed: Callable[[ExplorerError], Updates], *, hold: bool = True
@@ -370,6 +405,16 @@ class Page:
                     return failed(error)
 
         return uses_gpu(handler, runtime.LONG_GPU_S, hold=hold)
+
+
+def same_value(answered: Any, sent: Any) -> bool:
+    """Whether a control's value in an answer is the value its event sent (a number sent as 1.0 is the 1 answered)."""
+    if isinstance(answered, I18nData) or isinstance(sent, I18nData):
+        return False  # a text in the user's language: sent back, as it is worded for them
+    try:
+        return bool(answered == sent)
+    except (TypeError, ValueError):
+        return False
 
 
 def cache_stats() -> dict[str, float]:
