@@ -1115,7 +1115,8 @@ WORDS_OF_THE_PAGE = """() => {  // the text of the page, and the words of the En
 
 def english_left(tab) -> list[str]:
     """The English words on the page that are neither a name, a formula nor a piece of the translation, each with
-    the text around it."""
+    the text around it. Read once no event runs: Gradio's own progress line ("processing | 0.2/0.1s") is gone."""
+    tab.wait_for_function("() => !document.querySelector('gradio-app').innerText.includes('processing |')")
     text, translated = tab.evaluate(WORDS_OF_THE_PAGE)
     allowed = LATIN_ON_A_CHINESE_PAGE | set(translated)
     return [
