@@ -107,3 +107,17 @@ def test_the_app_stops_at_the_start_on_a_value_it_cannot_take():
     )
     assert ran.returncode == 1
     assert ran.stderr.strip().splitlines()[-1] == "EXPLORER_QUEUE_SIZE='lots': it takes a whole number, at least 1"
+
+
+def test_the_classes_guide_names_its_variables_with_the_configurations_defaults():
+    """docs/classes.md lists the four variables of a class beside what they do: each is a setting of `Config`, with
+    its default as the configuration has it."""
+    guide = (ROOT / "docs" / "classes.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(EXPLORER_\w+)` \| ([^|]+?) \|", guide, re.M)
+    by_variable = {meta.variable: (name, meta) for name, meta in settings().items()}
+    assert len(rows) == 4
+    for variable, default in rows:
+        name, meta = by_variable[variable]
+        value = getattr(Config(), name)
+        expected = meta.default_said or (value if isinstance(value, str) else f"{value:g}")
+        assert default.split(" (")[0] == expected, variable
