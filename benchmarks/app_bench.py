@@ -568,7 +568,7 @@ def measure_app(*, quick: bool, repeats: int | None = None, model: str = "en-de"
     """Start the real app and measure start-up, Step, Run and memory; see the module docstring.
 
     Args:
-        quick: 1 start, 3 timed steps, 2 runs, 30 Step clicks before the memory is read and one round of opening
+        quick: 1 start, 3 timed steps, 2 runs, 12 Step clicks before the memory is read and one round of opening
             the views, and no slowed CPU (about a minute on an idle machine), instead of 3 starts, 30 steps, 10 runs,
             100 clicks, three rounds and the slowed CPU.
         repeats: how many runs to time, and in full mode how many starts, instead of the numbers above.
@@ -580,7 +580,7 @@ def measure_app(*, quick: bool, repeats: int | None = None, model: str = "en-de"
         raise ValueError(f"{model!r} is not a built-in model ({', '.join(builtin_models())})")
     starts = 1 if quick else (repeats or 3)
     runs = repeats or (2 if quick else 10)
-    steps, memory_steps = (3, 30) if quick else (30, 100)
+    steps, memory_steps = (3, 12) if quick else (30, 100)
 
     result: dict[str, Any] = {"quick": quick, "model": model, "sentence": SENTENCE}
     ready = []
