@@ -101,12 +101,14 @@ window.fetch = async (...args) => {
     if (!url.includes('/queue/data') || !response.body) return response;
     const stream = {start: performance.now(), bytes: 0, messages: 0, serverFnS: 0, completedAt: null};
     window.__benchStreams.push(stream);
-    const decoder = new TextDecoder();
-    let pending = '';
-    const tap = new TransformStream({
-        transform(chunk, controller) {
-            stream.bytes += chunk.byteLength;
-            pending += decoder.decode(chunk, {stream: true});
+    // Gradio reads its own response, untouched; the messages are read from a copy (a response wrapped in a new one
+    // lost an answer now and then: a view stayed as it was)
+    const reader = response.clone().body.getReader(), decoder = new TextDecoder();
+    (async () => {
+        let pending = '';
+        for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+            stream.bytes += chunk.value.byteLength;
+            pending += decoder.decode(chunk.value, {stream: true});
             const lines = pending.split('\\n');
             pending = lines.pop();
             for (const line of lines) {
@@ -120,11 +122,9 @@ window.fetch = async (...args) => {
                     if (message.msg === 'process_completed') stream.completedAt = performance.now();
                 } catch (error) { /* not JSON: not ours to judge */ }
             }
-            controller.enqueue(chunk);
-        },
-    });
-    return new Response(response.body.pipeThrough(tap),
-                        {status: response.status, statusText: response.statusText, headers: response.headers});
+        }
+    })().catch(() => {});
+    return response;
 };
 """
 

@@ -170,21 +170,21 @@ window.fetch = async (...args) => {
     if (url.includes('/queue/join')) window.events.sent += 1;
     const response = await fetchAsGradioDoes(...args);
     if (!url.includes('/queue/data') || !response.body) return response;
-    const decoder = new TextDecoder();
-    let pending = '';
-    const tap = new TransformStream({
-        transform(chunk, controller) {
-            pending += decoder.decode(chunk, {stream: true});
+    // Gradio reads its own response, untouched; the events are counted on a copy (a response wrapped in a new one
+    // lost an answer now and then: a view stayed as it was)
+    const reader = response.clone().body.getReader(), decoder = new TextDecoder();
+    (async () => {
+        let pending = '';
+        for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+            pending += decoder.decode(chunk.value, {stream: true});
             const lines = pending.split('\\n');
             pending = lines.pop();
             for (const line of lines) {
                 if (line.startsWith('data:') && line.includes('"process_completed"')) window.events.answered += 1;
             }
-            controller.enqueue(chunk);
-        },
-    });
-    return new Response(response.body.pipeThrough(tap),
-                        {status: response.status, statusText: response.statusText, headers: response.headers});
+        }
+    })().catch(() => {});
+    return response;
 };
 """
 # Whether the page has drawn what it was sent (`COUNT_EVENTS_JS` must run in it): more than `sent` events sent (-1:
