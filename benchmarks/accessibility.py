@@ -12,7 +12,7 @@ import collections
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.real_app import CHROMIUM, CHROMIUM_ARGS, COUNT_EVENTS_JS, TABS, App, events_sent, settled
+from benchmarks.real_app import CHROMIUM, CHROMIUM_ARGS, EVENT_TAP_JS, TABS, App, events_sent, settled
 
 ROOT = Path(__file__).resolve().parent.parent
 # WCAG 2.0, 2.1 and 2.2 at levels A and AA: the rules the project holds itself to; axe's best practices go in the
@@ -78,7 +78,7 @@ def opened(browser, url: str, language: str, width: str):
     """A page of the app at `width`, in `language`, one Step taken."""
     w, h = WIDTHS[width]
     page = browser.new_page(viewport={"width": w, "height": h})
-    page.add_init_script(COUNT_EVENTS_JS)  # for `settled`
+    page.add_init_script(EVENT_TAP_JS)  # for `settled`
     page.set_default_timeout(60_000)
     page.goto(f"{url}?lang={language}")
     page.wait_for_selector("#attention-plot .js-plotly-plot")

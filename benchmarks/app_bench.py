@@ -80,7 +80,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.real_app import CHROMIUM, CHROMIUM_ARGS, TABS, App, model_option, open_tab, shown_model
+from benchmarks.real_app import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    EVENT_TAP_JS,
+    TABS,
+    App,
+    model_option,
+    open_tab,
+    shown_model,
+)
 from benchmarks.timing import median_of, summarise
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -89,44 +98,6 @@ VIEWPORT = {"width": 1400, "height": 1000}
 CPU_SLOWDOWN = 4  # a Chromebook, as DevTools' throttling presets put it
 ACTION_TIMEOUT_MS = 60_000  # for one click's answer; generous, as the machine may be busy
 STATUS = "#status [data-testid=markdown]"  # the status message (not the progress shown while an event runs)
-
-# Runs in the page before Gradio's own scripts: every `/queue/data` stream (one per event) is passed through
-# unchanged, and its messages are noted in `window.__benchStreams`.
-STREAM_TAP_JS = """
-window.__benchStreams = [];
-const originalFetch = window.fetch;
-window.fetch = async (...args) => {
-    const response = await originalFetch(...args);
-    const url = String((args[0] && args[0].url) || args[0]);
-    if (!url.includes('/queue/data') || !response.body) return response;
-    const stream = {start: performance.now(), bytes: 0, messages: 0, serverFnS: 0, completedAt: null};
-    window.__benchStreams.push(stream);
-    // Gradio reads its own response, untouched; the messages are read from a copy (a response wrapped in a new one
-    // lost an answer now and then: a view stayed as it was)
-    const reader = response.clone().body.getReader(), decoder = new TextDecoder();
-    (async () => {
-        let pending = '';
-        for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
-            stream.bytes += chunk.value.byteLength;
-            pending += decoder.decode(chunk.value, {stream: true});
-            const lines = pending.split('\\n');
-            pending = lines.pop();
-            for (const line of lines) {
-                if (!line.startsWith('data:')) continue;
-                try {
-                    const message = JSON.parse(line.slice(5));
-                    if (message.msg === 'process_generating' || message.msg === 'process_completed') {
-                        stream.messages += 1;
-                        stream.serverFnS += (message.output && message.output.duration) || 0;
-                    }
-                    if (message.msg === 'process_completed') stream.completedAt = performance.now();
-                } catch (error) { /* not JSON: not ours to judge */ }
-            }
-        }
-    })().catch(() => {});
-    return response;
-};
-"""
 
 # Shared by the snippets below. `watchDraws()` listens to `plotly_afterplot` on the heatmap's div and remembers
 # how many rows the figure had when it was last drawn (since the watch began).
@@ -173,7 +144,7 @@ const untilFrame = (t0, done, what) => new Promise((resolve, reject) => {
     requestAnimationFrame(poll);
 });
 const answer = async (t0) => {  // the event's stream (opened after the click): its timings and size
-    const stream = window.__benchStreams.filter(s => s.start >= t0).pop();
+    const stream = window.events.streams.filter(s => s.start >= t0).pop();
     let entry = null;  // Resource Timing: when the network stack had received the whole stream
     for (let i = 0; i < 100 && !entry; i++) {
         entry = performance.getEntriesByType('resource')
@@ -317,7 +288,7 @@ OPEN_JS = (
     };
     const t0 = performance.now();
     button.click();
-    const answered = () => window.__benchStreams.some(s => s.start >= t0 && s.completedAt !== null);
+    const answered = () => window.events.streams.some(s => s.start >= t0 && s.completedAt !== null);
     const ms = await new Promise((resolve, reject) => {
         const check = () => {
             const open = button.getAttribute('aria-selected') === 'true';
@@ -407,7 +378,7 @@ def _set_sentence(page, sentence: str) -> None:
 
 def _measure_page(app: App, page, *, model: str, steps: int, runs: int, memory_steps: int) -> dict[str, Any]:
     """Everything measured in the browser, on a started app; see the module docstring."""
-    page.add_init_script(STREAM_TAP_JS)
+    page.add_init_script(EVENT_TAP_JS)
     start = time.perf_counter()
     page.goto(app.url)
     page.wait_for_selector("#attention-plot .js-plotly-plot", timeout=ACTION_TIMEOUT_MS)
@@ -631,7 +602,7 @@ def measure_step_in_a_class(students: int = 30, seconds: float = 120, model: str
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = browser.new_page(viewport=VIEWPORT)
             page.set_default_timeout(ACTION_TIMEOUT_MS)
-            page.add_init_script(STREAM_TAP_JS)
+            page.add_init_script(EVENT_TAP_JS)
             page.goto(app.url)
             page.wait_for_selector("#attention-plot .js-plotly-plot")
             if shown_model(page) != model:

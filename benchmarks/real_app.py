@@ -8,6 +8,7 @@ picker.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -41,6 +42,26 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def listens_on(pid: int, port: int) -> bool:
+    """Whether the process `pid` (or a thread of it) listens on TCP `port`, read from /proc: its sockets' inodes
+    against the listening sockets of the machine. True where there is no /proc to read (not Linux)."""
+    tables = [Path("/proc/net/tcp"), Path("/proc/net/tcp6")]
+    if not all(table.exists() for table in tables):
+        return True
+    listening = set()
+    for table in tables:
+        for row in table.read_text().splitlines()[1:]:
+            fields = row.split()
+            if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:  # 0A: LISTEN
+                listening.add(fields[9])  # the socket's inode
+    sockets = set()
+    with contextlib.suppress(OSError):  # the process ended, or a descriptor closed while it was read
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            with contextlib.suppress(OSError):
+                sockets.add(os.readlink(fd))
+    return any(f"socket:[{inode}]" in sockets for inode in listening)
+
+
 class App:
     """`python app.py` in its own process, as a teacher starts it, on a free port and without the network; its output
     goes to a log file (a pipe nobody reads would block a chatty app), read by `log_tail` when something fails."""
@@ -52,24 +73,32 @@ class App:
         self.log = tempfile.NamedTemporaryFile(prefix="app-", suffix=".log", delete=False)  # noqa: SIM115
 
     def start(self) -> float:
-        """Start the app; the seconds from just before `Popen` until `GET /` answers 200."""
-        env = {**os.environ, "GRADIO_SERVER_PORT": str(self.port), "HF_HUB_OFFLINE": "1"}
-        env["GRADIO_ANALYTICS_ENABLED"] = "False"
+        """Start the app; the seconds from just before `Popen` until `GET /` answers 200 from this app's own process.
+        A port taken after it was chosen (by another test's app, under pytest-xdist) is given up for another."""
+        env = {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False"}
         env.setdefault("EXPLORER_CLASS_DB", str(Path(self.log.name).with_suffix(".classes.db")))  # its own classes
         start = time.perf_counter()
-        self.process = subprocess.Popen(
-            [sys.executable, "app.py"], cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT
-        )
-        while time.perf_counter() - start < READY_TIMEOUT_S:
-            try:
-                with urllib.request.urlopen(self.url, timeout=1) as answer:
-                    if answer.status == 200:
-                        return time.perf_counter() - start
-            except OSError:
-                if self.process.poll() is not None:
-                    raise RuntimeError("the app exited") from None
-            time.sleep(0.05)
-        raise RuntimeError(f"the app did not answer within {READY_TIMEOUT_S} s")
+        for _attempt in range(3):
+            logged = Path(self.log.name).stat().st_size
+            env["GRADIO_SERVER_PORT"] = str(self.port)
+            self.process = subprocess.Popen(
+                [sys.executable, "app.py"], cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT
+            )
+            while time.perf_counter() - start < READY_TIMEOUT_S and self.process.poll() is None:
+                try:
+                    with urllib.request.urlopen(self.url, timeout=1) as answer:
+                        if answer.status == 200 and listens_on(self.process.pid, self.port):
+                            return time.perf_counter() - start
+                except OSError:
+                    pass
+                time.sleep(0.05)
+            if self.process.poll() is None:
+                raise RuntimeError(f"the app did not answer within {READY_TIMEOUT_S} s")
+            if "Cannot find empty port" not in Path(self.log.name).read_text(errors="replace")[logged:]:
+                raise RuntimeError("the app exited")
+            self.port = free_port()  # gradio's words: the port was taken
+            self.url = f"http://127.0.0.1:{self.port}/"
+        raise RuntimeError("the app found no free port")
 
     def memory_mb(self) -> dict[str, float]:
         """VmRSS and VmHWM (the peak resident set) of the app process, in MiB."""
@@ -159,35 +188,51 @@ def shown_model(page) -> str:
     return page.locator("#model-select input").input_value().split(" · ")[0]
 
 
-# Runs in the page before gradio's own scripts (`page.add_init_script`): counts the events the page sent to the server
-# (`window.events.sent`: one POST to /queue/join each) and those answered (`window.events.answered`: one
-# `process_completed` message each, read from the event streams as they pass, unchanged).
-COUNT_EVENTS_JS = """
-window.events = {sent: 0, answered: 0};
+# Runs in the page before Gradio's own scripts (`page.add_init_script`): the page's events as they pass, for the
+# browser tests and the app benchmark. It counts the events the page sent to the server (`window.events.sent`: one
+# POST to /queue/join each) and those answered (`window.events.answered`: one `process_completed` message each); keeps
+# each event stream's numbers (`window.events.streams`: when it opened, its bytes, its answers, the seconds the server
+# says its handlers took, when the last answer came); and calls `window.events.onPartial`, where a test sets it, on an
+# answer still generating (a Run's text as it grows), before Gradio draws it. The streams are read from a copy, and
+# Gradio reads its own response untouched (a response wrapped in a new one lost an answer now and then).
+EVENT_TAP_JS = """
+window.events = {sent: 0, answered: 0, streams: [], onPartial: null};
 const fetchAsGradioDoes = window.fetch;
 window.fetch = async (...args) => {
     const url = String((args[0] && args[0].url) || args[0]);
     if (url.includes('/queue/join')) window.events.sent += 1;
     const response = await fetchAsGradioDoes(...args);
     if (!url.includes('/queue/data') || !response.body) return response;
-    // Gradio reads its own response, untouched; the events are counted on a copy (a response wrapped in a new one
-    // lost an answer now and then: a view stayed as it was)
+    const stream = {start: performance.now(), bytes: 0, messages: 0, serverFnS: 0, completedAt: null};
+    window.events.streams.push(stream);
     const reader = response.clone().body.getReader(), decoder = new TextDecoder();
     (async () => {
         let pending = '';
         for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+            stream.bytes += chunk.value.byteLength;
             pending += decoder.decode(chunk.value, {stream: true});
             const lines = pending.split('\\n');
             pending = lines.pop();
             for (const line of lines) {
-                if (line.startsWith('data:') && line.includes('"process_completed"')) window.events.answered += 1;
+                if (!line.startsWith('data:')) continue;
+                let message;
+                try { message = JSON.parse(line.slice(5)); } catch (error) { continue; }  // not JSON: not ours
+                if (message.msg !== 'process_generating' && message.msg !== 'process_completed') continue;
+                stream.messages += 1;
+                stream.serverFnS += (message.output && message.output.duration) || 0;
+                if (message.msg === 'process_completed') {
+                    window.events.answered += 1;
+                    stream.completedAt = performance.now();
+                } else if (window.events.onPartial) {
+                    window.events.onPartial();
+                }
             }
         }
     })().catch(() => {});
     return response;
 };
 """
-# Whether the page has drawn what it was sent (`COUNT_EVENTS_JS` must run in it): more than `sent` events sent (-1:
+# Whether the page has drawn what it was sent (`EVENT_TAP_JS` must run in it): more than `sent` events sent (-1:
 # any number), every one answered, and in the open tab every figure in the window drawn (`ui.plot` marks its div
 # `data-drawn`) and every image decoded.
 SETTLED_JS = """(sent) => {
@@ -201,7 +246,7 @@ SETTLED_JS = """(sent) => {
 
 
 def events_sent(page) -> int:
-    """How many events the page has sent to the server (`COUNT_EVENTS_JS`)."""
+    """How many events the page has sent to the server (`EVENT_TAP_JS`)."""
     return page.evaluate("() => window.events.sent")
 
 

@@ -104,3 +104,20 @@ def test_the_app_benchmark_in_quick_mode():
     text = report.render_app(app)
     assert f"| Step → every visible figure drawn (ms) | {app['step_ms_median']} |" in text
     assert "| Step → the whole walkthrough drawn (ms) |" in text
+
+
+def test_listens_on_names_the_process_that_listens_on_a_port():
+    """`App.start` takes a 200 only from its own app: under pytest-xdist another worker's app may have taken the
+    port it chose, and answer in its place."""
+    import os
+    import socket
+
+    from benchmarks.real_app import free_port, listens_on
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        assert listens_on(os.getpid(), port)
+        assert not listens_on(os.getpid(), free_port())
+        assert not listens_on(os.getppid(), port)  # the port is this process's, not its parent's

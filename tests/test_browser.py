@@ -15,7 +15,7 @@ import pytest
 
 from benchmarks.real_app import (
     CHROMIUM,
-    COUNT_EVENTS_JS,
+    EVENT_TAP_JS,
     SECTIONS,
     TABS,
     VIEWS,
@@ -75,7 +75,7 @@ def opened(browser, url: str, width: int = 1400, height: int = 1000):
     security policy blocks is recorded in `window.refused`, and the events it sends are counted (for `settled`)."""
     tab = browser.new_page(viewport={"width": width, "height": height})
     tab.add_init_script(RECORD_REFUSED)
-    tab.add_init_script(COUNT_EVENTS_JS)
+    tab.add_init_script(EVENT_TAP_JS)
     tab.set_default_timeout(30_000)
     tab.goto(url)
     tab.wait_for_selector("#attention-plot .js-plotly-plot")
@@ -743,17 +743,15 @@ LONG_SENTENCE = (
 )
 
 
-# Run, and Stop as soon as the first token shows, from the page itself (no round trip through the test's process).
-RUN_THEN_STOP = """() => new Promise((resolve) => {
-    const output = document.querySelector('#output-text textarea'), before = output.value;
-    document.querySelector('#run-btn').click();
-    const watch = setInterval(() => {
-        if (output.value === before) return;
-        clearInterval(watch);
+# Run, then Stop as soon as the Run's first partial answer reaches the page (`EVENT_TAP_JS`), before Gradio draws it:
+# waiting until the output had changed left a busy browser, drawing, too late for a Run of half a second.
+RUN_THEN_STOP = """() => {
+    window.events.onPartial = () => {
+        window.events.onPartial = null;
         document.querySelector('#stop-btn').click();
-        resolve();
-    }, 5);
-})"""
+    };
+    document.querySelector('#run-btn').click();
+}"""
 
 
 def test_stop_stops_and_leaves_the_page_true(browser, app_url):
@@ -1591,7 +1589,7 @@ def test_a_phone_a_tablet_and_a_chromebook_take_a_step_without_zooming(browser, 
     scrolls inside its own frame); every target at least 24 × 24 px; on a tablet, the Train tab's controls too."""
     context = browser.new_context(**DEVICES[device])
     tab = context.new_page()
-    tab.add_init_script(COUNT_EVENTS_JS)
+    tab.add_init_script(EVENT_TAP_JS)
     tab.set_default_timeout(30_000)
     tab.goto(app_url + NUMBERS_DE)
     tab.wait_for_selector("#attention-plot .js-plotly-plot")
