@@ -10,6 +10,8 @@ version of either means reading these again against its source.
 
 from __future__ import annotations
 
+import json
+
 # The versions these were written against: requirements-app.txt pins Gradio, requirements-base.txt plotly, whose
 # package ships plotly.js (`plotly/package_data/plotly.min.js`, which the page loads: `ui.plot`).
 GRADIO_VERSION = "6.31.0"
@@ -25,7 +27,9 @@ INTERNALS = {
     # a promise, kept (never rejected) when the page has no such module.
     "CHANGE_LOCALE": r"""(tag) => {
         const core = performance.getEntriesByType("resource").map((entry) => entry.name)
-            .find((name) => /\/assets\/core-[\w-]+\.js$/.test(name));
+            .find((name) => new RegExp("""
+    + json.dumps(GRADIO_CORE)
+    + r""").test(name));
         if (!core) return Promise.resolve();
         return import(core).then((module) => module.changeLocale(tag)).catch(() => {});
     }""",

@@ -60,7 +60,14 @@ except ImportError:
 # A Run's steps are taken in chunks of this many seconds, each chunk a call on the GPU (`ui.decoding`): on ZeroGPU
 # each call has its cost (the GPU is asked for, the worker woken), so a chunk holds many tokens; elsewhere one token.
 ZEROGPU_RUN_CHUNK_S = 0.5
-RUN_CHUNK_S = ZEROGPU_RUN_CHUNK_S if APART else 0.0
+
+
+def placed_run_chunk_s() -> float:
+    """A Run's chunk where `EXPLORER_RUN_CHUNK_S` does not set it: by the place the app runs in."""
+    return ZEROGPU_RUN_CHUNK_S if APART else 0.0
+
+
+RUN_CHUNK_S = placed_run_chunk_s()
 
 
 def configure(config: Config) -> None:
@@ -70,7 +77,7 @@ def configure(config: Config) -> None:
     QUICK_CONCURRENCY = QUICK["concurrency_limit"] = config.quick_concurrency
     LONG_CONCURRENCY = LONG["concurrency_limit"] = config.long_concurrency
     RUN_BUDGET_S = config.run_budget_s
-    RUN_CHUNK_S = config.run_chunk_s if config.run_chunk_s is not None else ZEROGPU_RUN_CHUNK_S if APART else 0.0
+    RUN_CHUNK_S = config.run_chunk_s if config.run_chunk_s is not None else placed_run_chunk_s()
 
 
 # The page's components by their ids (`gradio_patch.block_id`): a handler that runs apart answers with ids, which
