@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 DOCS = sorted((ROOT / "docs").glob("*.md"))
 ARCHITECTURE = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
-TEST_COMMAND = "pip install -r requirements-dev.txt && ruff check . && ruff format --check . && python -m pytest"
+SUITE = "python -m pytest -n auto --dist worksteal"  # the whole suite, a worker a core (tests/conftest.py)
+TEST_COMMAND = f"pip install -r requirements-dev.txt && ruff check . && ruff format --check . && {SUITE}"
 
 
 def code_blocks(text: str) -> list[str]:
@@ -129,7 +130,8 @@ def test_the_readme_gives_the_number_of_tests_the_suite_collects(request):
     fast = re.search(rf"`python -m pytest -m \"{FAST}\"(?: -n auto)?`\s+\(([\d,]+) tests", README)
     assert fast, "the README says how to run the fast tests, and how many there are"
     pages = (README, *(path.read_text(encoding="utf-8") for path in DOCS))
-    counts = [n for text in pages for n in re.findall(r"`python -m pytest` runs ([\d,]+) tests", text)]
+    said_as = rf"`(?:python -m pytest|{re.escape(SUITE)})` runs ([\d,]+) tests"
+    counts = [n for text in pages for n in re.findall(said_as, text)]
     said = {int(n.replace(",", "")) for n in counts}
     assert said, "the README says how many tests there are"
     config, items = request.config, request.session.items

@@ -1,11 +1,12 @@
-"""`ui.web.Guard`: request bodies over the limit refused before they are read whole, and the security headers."""
+"""`ui.web`: request bodies over the limit refused before they are read whole, the security headers, and the page
+sent compressed."""
 
 from __future__ import annotations
 
 import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, StreamingResponse
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
@@ -13,6 +14,8 @@ import app
 from ui import web
 
 SEEN: list[int] = []
+EVENT_STREAM = "text/event-stream"
+PAGE = "<html><script>window.gradio_config = {...}</script></html>" * 2000  # a page as gradio's: its config inside
 
 
 async def echo(request: Request) -> JSONResponse:
@@ -27,6 +30,9 @@ def client():
     routes = [
         Route("/gradio_api/queue/join", echo, methods=["POST"]),
         Route("/gradio_api/upload", echo, methods=["POST"]),
+        Route("/", lambda request: HTMLResponse(PAGE)),
+        Route("/assets/index.js", lambda request: PlainTextResponse(PAGE, media_type="text/javascript")),
+        Route("/gradio_api/queue/data", lambda request: StreamingResponse(iter([PAGE]), media_type=EVENT_STREAM)),
     ]
     return TestClient(Starlette(routes=routes, middleware=web.middleware()))
 
@@ -73,5 +79,17 @@ def test_every_answer_has_the_security_headers(client):
     assert "img-src 'self' data: blob:;" in policy  # no image from another server, whatever a message holds
 
 
-def test_the_app_launches_with_the_guard():
-    assert [m.cls for m in app.LAUNCH_OPTIONS["app_kwargs"]["middleware"]] == [web.Guard]
+def test_the_page_is_sent_compressed_and_what_gradio_compresses_or_streams_is_left_alone(client):
+    page = client.get("/?state=abc", headers={"accept-encoding": "gzip, deflate, br"})
+    assert page.headers["content-encoding"] == "gzip" and page.text == PAGE  # (the client decompresses it)
+    assert int(page.headers["content-length"]) < len(PAGE) / 20
+    assert page.headers["content-security-policy"] == web.CONTENT_SECURITY_POLICY  # the guard's headers still
+    assert "content-encoding" not in client.get("/", headers={"accept-encoding": "identity"}).headers
+    script = client.get("/assets/index.js", headers={"accept-encoding": "gzip"})  # gradio's brotli does files
+    stream = client.get("/gradio_api/queue/data", headers={"accept-encoding": "gzip"})
+    for answer in (script, stream):
+        assert "content-encoding" not in answer.headers and answer.text == PAGE
+
+
+def test_the_app_launches_with_the_guard_and_the_compression():
+    assert [m.cls for m in app.LAUNCH_OPTIONS["app_kwargs"]["middleware"]] == [web.Guard, web.Compressed]
