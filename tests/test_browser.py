@@ -391,7 +391,7 @@ LINK_TAB = """tab => { const href = document.querySelector('#share-link a')?.get
     catch (error) { return false; } }"""
 
 
-def test_a_shared_link_restores_the_view(page, app_url):
+def test_a_shared_link_restores_the_view(page, browser, app_url):
     """The link, copied with its button, opens the same model, output and tab (issue 13: the tab was lost)."""
     step(page)
     step(page)
@@ -415,7 +415,7 @@ def test_a_shared_link_restores_the_view(page, app_url):
     page.evaluate("() => { delete navigator.clipboard; }")  # the API again, to read what was copied
     assert clipboard and page.evaluate("() => navigator.clipboard.readText()") == copied
     expected = output(page)
-    other = page.context.browser.new_page(viewport={"width": 1280, "height": 1600})
+    other = browser.new_page(viewport={"width": 1280, "height": 1600})
     other.goto(copied)
     other.wait_for_function(
         "expected => (document.querySelector('#output-text textarea') || {}).value === expected", arg=expected

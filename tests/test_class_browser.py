@@ -36,7 +36,8 @@ def class_app():
 
 
 def opened(browser, url: str, width: int, height: int, locale: str = "en-US"):
-    page = browser.new_page(viewport={"width": width, "height": height}, locale=locale)
+    # a context of its own: a class's pages stay open together, each holding two of the browser's six connections
+    page = browser.new_page(viewport={"width": width, "height": height}, locale=locale, own_context=True)
     page.set_default_timeout(60_000)
     page.goto(url)
     page.wait_for_selector("#share-link a")  # the first view is drawn
