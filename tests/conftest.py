@@ -263,7 +263,7 @@ def registry():
 
 
 class Chromium:
-    """Debian's Chromium for the browser tests, one for each pytest worker. Pages open in one profile on disk and
+    """Debian's Chromium for the browser tests. Pages open in one profile on disk (one for each pytest worker) and
     share its caches: the scripts of the page (Gradio's and plotly.js's, 5 MB), compiled once, come from V8's code
     cache for the pages after, which then open in 1.7 s instead of 3 s (a context of its own for each page, as
     Playwright's `new_page` makes, keeps no cache on disk, and so no compiled code). The app's state is not shared:
@@ -321,14 +321,21 @@ class Chromium:
 
 
 @pytest.fixture(scope="session")
-def browser(tmp_path_factory):
-    """Debian's Chromium (`Chromium`) for the session, or for each pytest-xdist worker (browser tests skip
-    themselves without it); every test opens its own pages in it. Screenshots and logs go to `test-artifacts/`."""
+def chromium_profile(tmp_path_factory) -> Path:
+    """The Chromium profile of the session, or of each pytest-xdist worker: its code cache outlives each `browser`."""
+    return tmp_path_factory.mktemp("chromium-profile")
+
+
+@pytest.fixture(scope="module")
+def browser(chromium_profile):
+    """Debian's Chromium (`Chromium`) for a module of browser tests (which skip themselves without it); every test
+    opens its own pages in it. Screenshots and logs go to `test-artifacts/`. One for a module, not for the session:
+    while Playwright runs, its event loop is the thread's, and a later test's `asyncio.run` would fail."""
     from playwright import sync_api
 
     (ROOT / "test-artifacts").mkdir(exist_ok=True)
     with sync_api.sync_playwright() as p:
-        chromium = Chromium(p, tmp_path_factory.mktemp("chromium-profile"))
+        chromium = Chromium(p, chromium_profile)
         yield chromium
         chromium.close()
 

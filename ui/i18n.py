@@ -48,9 +48,15 @@ def T(message: str) -> I18nData:
     return I18nData(message)
 
 
-# Gradio's own words that its tables lack: its status tracker announces "common.complete" to a screen reader (and
-# the page's text then holds the key itself) when an event ends.
-GRADIO_GAPS = {"common.complete": N_("Done")}
+# Gradio's own words that its Chinese table lacks (and its English one, for "common.complete"): its status tracker
+# announces "common.complete" to a screen reader when an event ends (the page's text then held the key itself), and
+# its footer links to "Runs", the runs this browser saved, once the browser has any (a returning user's page in
+# Chinese showed it in English).
+GRADIO_GAPS = {
+    "common.complete": N_("Done"),
+    "common.runs": N_("Runs"),
+    "common.runs_description": N_("View runs saved in this browser"),
+}
 
 
 def with_browser_words(script: str, words: dict[str, str]) -> str:
