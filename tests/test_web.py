@@ -24,6 +24,11 @@ async def echo(request: Request) -> JSONResponse:
     return JSONResponse({"size": len(body)})
 
 
+def script(request: Request) -> PlainTextResponse:
+    SEEN.append(-1)  # a script served
+    return PlainTextResponse(PAGE, media_type="text/javascript")
+
+
 @pytest.fixture
 def client():
     SEEN.clear()
@@ -31,7 +36,7 @@ def client():
         Route("/gradio_api/queue/join", echo, methods=["POST"]),
         Route("/gradio_api/upload", echo, methods=["POST"]),
         Route("/", lambda request: HTMLResponse(PAGE)),
-        Route("/assets/index.js", lambda request: PlainTextResponse(PAGE, media_type="text/javascript")),
+        Route("/assets/index.js", script),
         Route("/gradio_api/queue/data", lambda request: StreamingResponse(iter([PAGE]), media_type=EVENT_STREAM)),
     ]
     return TestClient(Starlette(routes=routes, middleware=web.middleware()))
@@ -91,5 +96,24 @@ def test_the_page_is_sent_compressed_and_what_gradio_compresses_or_streams_is_le
         assert "content-encoding" not in answer.headers and answer.text == PAGE
 
 
+def test_gradios_scripts_are_compressed_once_and_kept_and_a_browser_may_keep_them_for_a_year(client):
+    brotli = {"accept-encoding": "gzip, deflate, br, zstd"}
+    first, again = (client.get("/assets/index.js", headers=brotli) for _ in range(2))
+    for answer in (first, again):
+        assert answer.status_code == 200 and answer.text == PAGE  # (the client decompresses it)
+        assert answer.headers["content-encoding"] == "br" and int(answer.headers["content-length"]) < len(PAGE) / 20
+        assert answer.headers["cache-control"] == "public, max-age=31536000, immutable"
+        assert answer.headers["content-security-policy"] == web.CONTENT_SECURITY_POLICY
+    assert SEEN == [-1]  # gradio served it once
+    assert client.get("/assets/missing.js", headers=brotli).status_code == 404  # not kept: as gradio answers
+    for other in ({"accept-encoding": "gzip"}, brotli | {"range": "bytes=0-9"}):  # no Brotli; a part of the file
+        assert "cache-control" not in client.get("/assets/index.js", headers=other).headers
+    assert SEEN == [-1, -1, -1]
+    plotly = "/gradio_api/file=/srv/venv/site-packages/plotly/package_data/plotly.min.js"
+    assert web.kept_for(plotly) == "public, max-age=86400"
+    assert web.kept_for("/gradio_api/file=/tmp/an-upload.js") is None  # a file of a user's: never kept
+
+
 def test_the_app_launches_with_the_guard_and_the_compression():
-    assert [m.cls for m in app.LAUNCH_OPTIONS["app_kwargs"]["middleware"]] == [web.Guard, web.Compressed]
+    middleware = [m.cls for m in app.LAUNCH_OPTIONS["app_kwargs"]["middleware"]]
+    assert middleware == [web.Guard, web.Compressed, web.KeptCompressed]

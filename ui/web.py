@@ -17,17 +17,27 @@ page sent compressed.
   browser takes gzip (every browser does): the page travels in about 175 KB. The event streams are left alone
   (starlette's `GZipMiddleware` does not touch `text/event-stream`), and so are answers too small to gain.
 
-They are ASGI middleware (`Guard`, `Compressed`), given to gradio's FastAPI app through `launch(app_kwargs=…)`
-(`app.py`).
+* **The page's scripts compressed once.** Gradio compresses each file it serves again for every request: its own
+  scripts and styles (`/assets/…`) and plotly.js (3.5 MB), for every student whose browser has not got them yet.
+  `KeptCompressed` compresses each of these once (Brotli, in a thread: the server's event loop never waits on it),
+  keeps it, and sends it with `Cache-Control`: a year for gradio's assets, whose names change with their content
+  (`immutable`), a day for plotly.js. Gradio's compression passes an answer already compressed as it is.
+
+They are ASGI middleware (`Guard`, `Compressed`, `KeptCompressed`), given to gradio's FastAPI app through
+`launch(app_kwargs=…)` (`app.py`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import re
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from starlette.datastructures import Headers
+import anyio.to_thread
+import brotli
+from starlette.datastructures import Headers, MutableHeaders
 from starlette.middleware import Middleware
 from starlette.middleware.gzip import GZipMiddleware
 
@@ -149,6 +159,73 @@ class Compressed:
         await (self.app if named or scope["type"] != "http" else self.gzipped)(scope, receive, send)
 
 
+# The files `KeptCompressed` keeps, and for how long a browser may keep them: gradio's assets, named by a hash of
+# their content, and theme; plotly.js, as `ui.plot` has the page load it.
+KEPT = (
+    (re.compile(r"^/assets/[\w.-]+\.(js|css|svg|json)$"), "public, max-age=31536000, immutable"),
+    (re.compile(r"^/gradio_api/file=.*/plotly/package_data/plotly\.min\.js$"), "public, max-age=86400"),
+)
+KEPT_QUALITY = 6  # Brotli's: plotly.js in 1.4 MB, about a second once; gradio's own quality 4 for every request
+
+
+class KeptCompressed:
+    """The ASGI middleware of the module's docstring: a file of `KEPT`, asked for by a browser that takes Brotli (every
+    browser does), is answered from what was kept, or is fetched from gradio whole, compressed, kept and sent."""
+
+    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]]):
+        self.app = app
+        self.kept: dict[str, tuple[int, list[tuple[bytes, bytes]], bytes]] = {}
+        self.making = asyncio.Lock()  # one file compressed at a time; a request for it meanwhile waits for it
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        policy = scope["type"] == "http" and scope["method"] == "GET" and kept_for(scope["path"])
+        headers = Headers(scope=scope)
+        if not policy or "range" in headers or "br" not in headers.get("accept-encoding", ""):
+            await self.app(scope, receive, send)
+            return
+        path = scope["path"]
+        if path not in self.kept:
+            async with self.making:
+                if path not in self.kept:
+                    status, raw, body = await whole_answer(self.app, scope, receive)
+                    if status != 200 or any(name.lower() == b"content-encoding" for name, _ in raw):
+                        await send_answer(send, status, raw, body)  # not a file to keep: as gradio sent it
+                        return
+                    compressed = await anyio.to_thread.run_sync(lambda: brotli.compress(body, quality=KEPT_QUALITY))
+                    kept = MutableHeaders(raw=[(k, v) for k, v in raw if k.lower() != b"content-length"])
+                    kept["content-encoding"], kept["content-length"] = "br", str(len(compressed))
+                    kept["cache-control"] = policy
+                    kept.add_vary_header("Accept-Encoding")
+                    self.kept[path] = (status, kept.raw, compressed)
+        await send_answer(send, *self.kept[path])
+
+
+def kept_for(path: str) -> str | None:
+    """How long a browser may keep the file at `path`, if `KeptCompressed` keeps it."""
+    return next((policy for pattern, policy in KEPT if pattern.match(path)), None)
+
+
+async def whole_answer(app, scope: Scope, receive: Receive) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+    """`app`'s answer to the request, whole: its status, its headers and its body."""
+    start: Message = {}
+    body = bytearray()
+
+    async def keep(message: Message) -> None:
+        nonlocal start
+        if message["type"] == "http.response.start":
+            start = message
+        elif message["type"] == "http.response.body":
+            body.extend(message.get("body", b""))
+
+    await app(scope, receive, keep)
+    return start.get("status", 500), list(start.get("headers", [])), bytes(body)
+
+
+async def send_answer(send: Send, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
 def middleware() -> list[Middleware]:
     """What `launch(app_kwargs={"middleware": …})` takes: the guard outermost, its headers on every answer."""
-    return [Middleware(Guard), Middleware(Compressed)]
+    return [Middleware(Guard), Middleware(Compressed), Middleware(KeptCompressed)]
