@@ -697,6 +697,9 @@ def test_markup_typed_by_a_user_is_shown_as_text_and_never_runs(page):
     choose.click()
     model_option(page, "en-de").click()
     page.wait_for_function("() => document.querySelector('#model-select input').value.startsWith('en-de ·')")
+    # The model's change ends with an event that applies every setting as it was when it left: a sentence sent before
+    # its answer came could be set back (docs/architecture.md: events that overlap)
+    settled(page)
     source = page.locator("#source-text textarea")
     source.fill(INJECTION)
     source.press("Enter")
