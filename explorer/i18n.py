@@ -113,12 +113,12 @@ def language_of(preferred: str | None) -> str:
 
 
 def gradio_translations() -> dict[str, dict[str, str]]:
-    """{language: {key: text}} for gr.I18n: each catalog's translations keyed by their English text, and the
-    English text itself for English (the browser shows them as they are: no ICU formatting happens there)."""
+    """{language: {key: text}} for gr.I18n: each catalog's translations keyed by their English text, and nothing for
+    English: the browser shows a key it has no text for as it is, and the key is the English text (no ICU
+    formatting happens there). The tables go into every page (an English one of every string took 107 KB)."""
     from babel.messages.pofile import read_po
 
-    english: dict[str, str] = {}
-    by_language: dict[str, dict[str, str]] = {}
+    by_language: dict[str, dict[str, str]] = {DEFAULT: {}}
     for language in LANGUAGES:
         if language == DEFAULT:
             continue
@@ -127,7 +127,6 @@ def gradio_translations() -> dict[str, dict[str, str]]:
             with catalog_path(language).open("rb") as file:
                 for message in read_po(file, locale=LANGUAGES[language]):
                     if message.id and isinstance(message.id, str) and message.string and not message.fuzzy:
-                        english[message.id] = message.id
                         table[message.id] = message.string
         by_language[language] = table
-    return {DEFAULT: english, **by_language}
+    return by_language

@@ -22,9 +22,10 @@ from explorer.i18n import LANGUAGES, N_, NAMES, gradio_translations
 
 from .browser_internals import with_internals
 
-# gradio calls Chinese of China "zh-CN" (its own strings: "Submit", "Loading…"); the catalog's strings go under
-# both that name and the language's, which the browser falls back to for other Chinese regions.
-BROWSER_LOCALES = {"en": ("en",), "zh": ("zh", "zh-CN")}
+# gradio calls Chinese of China "zh-CN" (its own strings: "Submit", "Loading…"); the catalog's strings go under the
+# language's name alone, which the browser falls back to from "zh-CN" and every other Chinese region (they went
+# under both names: the same 82 KB twice in every page).
+BROWSER_LOCALES = {"en": ("en",), "zh": ("zh",)}
 
 # The browser shows the page's fixed text in `language`: gradio's own language switch (its Settings panel's,
 # `ui.browser_internals`); the event ends once the language is set, so that what follows it
