@@ -82,6 +82,7 @@ def opened(browser, url: str, language: str, width: str):
     page.set_default_timeout(60_000)
     page.goto(f"{url}?lang={language}")
     page.wait_for_selector("#attention-plot .js-plotly-plot")
+    settled(page)  # the events of the page's opening answered, before the Step
     page.locator("#step-btn").click()
     page.wait_for_function("() => document.querySelector('#output-text textarea').value !== ''")
     return page

@@ -22,10 +22,10 @@ Chromium.
 * **Run** — `run_ms_*`: from clicking Run (`#run-btn`) until the whole translation is shown; reset in between.
   10 runs (2 in quick mode). Also `translation` and `n_steps`, the Step clicks from the empty output to the finish.
 * **Memory** of the app process from `/proc/<pid>/status`, in MiB: `rss_bare_mb` right after start (no model is
-  loaded yet: `ModelRegistry` loads lazily), `rss_ready_mb` once every built-in model (`models_loaded`) has been
-  loaded through the page, by picking each once in the model dropdown; `rss_after_steps_mb` after
-  `memory_step_clicks` Step clicks in all (100; 30 in quick mode, to stay under a minute), also reported as
-  `rss_after_100_steps_mb` when there were 100 (else null); and `peak_mb`, VmHWM at the end.
+  loaded yet: `ModelRegistry` loads lazily), `rss_ready_mb` once every built-in model (`models_loaded`; the
+  measured model alone in quick mode) has been loaded through the page, by picking each once in the model
+  dropdown; `rss_after_steps_mb` after `memory_step_clicks` Step clicks in all (100; 12 in quick mode), also
+  reported as `rss_after_100_steps_mb` when there were 100 (else null); and `peak_mb`, VmHWM at the end.
 
 How "drawn" is detected. After k steps the cross-attention heatmap has k + 1 query rows (`"0 · <s>"`,
 `"1 · ▁Die"`, …), and Gradio's Plot component calls `Plotly.react` on the same `.js-plotly-plot` div for every
@@ -384,7 +384,7 @@ def _measure_page(app: App, page, *, model: str, steps: int, runs: int, memory_s
     page.wait_for_selector("#attention-plot .js-plotly-plot", timeout=ACTION_TIMEOUT_MS)
     page_load_s = time.perf_counter() - start
 
-    models = builtin_models()
+    models = builtin_models() if steps >= 10 else [model]  # quick mode: the measured model alone
     for name in [*(m for m in models if m != model), model]:  # every built-in model once, the measured one last
         if shown_model(page) != name:
             _pick_model(page, name)
@@ -539,9 +539,10 @@ def measure_app(*, quick: bool, repeats: int | None = None, model: str = "en-de"
     """Start the real app and measure start-up, Step, Run and memory; see the module docstring.
 
     Args:
-        quick: 1 start, 3 timed steps, 2 runs, 12 Step clicks before the memory is read and one round of opening
-            the views, and no slowed CPU (about a minute on an idle machine), instead of 3 starts, 30 steps, 10 runs,
-            100 clicks, three rounds and the slowed CPU.
+        quick: 1 start, the measured model alone loaded, 3 timed steps, 2 runs, 12 Step clicks before the memory
+            is read and one round of opening the views, and no slowed CPU (about half a minute on an idle machine),
+            instead of 3 starts, every built-in model, 30 steps, 10 runs, 100 clicks, three rounds and the slowed
+            CPU.
         repeats: how many runs to time, and in full mode how many starts, instead of the numbers above.
         model: the built-in model to step and run.
     """

@@ -348,6 +348,42 @@ def close_pages(request):
         request.getfixturevalue("browser").close_pages()
 
 
+@pytest.fixture(scope="session")
+def real_app():
+    """`python app.py` in its own process, started as the benchmarks start it (`benchmarks.real_app.App`: a free
+    port, no network, its output in a log file rather than a pipe nobody reads). One for the session, or for each
+    pytest-xdist worker that runs a test needing it (tests are shared out one by one, `-n auto`): the browser tests,
+    the class in a browser, the classroom benchmarks. Tests on it leave it as they found it, or as a restart leaves
+    it (the class's test restarts it mid-lesson)."""
+    from benchmarks.real_app import App
+
+    app = App()
+    try:
+        app.start()
+    except RuntimeError as error:
+        output = app.log_tail()
+        app.close()
+        raise RuntimeError(f"{error}\n--- the app's output ---\n{output}") from None
+    yield app
+    app.close()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed test on the session's app reports the end of the app's output with its own."""
+    outcome = yield
+    report = outcome.get_result()
+    app = getattr(item, "funcargs", {}).get("real_app")
+    if report.failed and app is not None:
+        report.sections.append(("the app's output", app.log_tail()))
+
+
+@pytest.fixture
+def app_url(real_app):
+    """The session app's address, read for each test: a restart may have moved it to another port."""
+    return real_app.url
+
+
 @functools.cache
 def registry_on(device: str):
     """The shipped models on `device`, one registry per device for the whole session (its models are only read)."""

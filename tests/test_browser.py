@@ -19,7 +19,6 @@ from benchmarks.real_app import (
     SECTIONS,
     TABS,
     VIEWS,
-    App,
     model_option,
     open_drawn,
     open_tab,
@@ -42,27 +41,6 @@ playwright = pytest.importorskip("playwright.sync_api")
 pytestmark = pytest.mark.browser
 
 
-@pytest.fixture(scope="session")
-def real_app():
-    """`python app.py` in its own process, started as the benchmarks start it (`benchmarks.real_app.App`: a free
-    port, no network, its output in a log file rather than a pipe nobody reads). One for the session, or for each
-    pytest-xdist worker that runs tests of this file (they are shared out one by one, `-n auto`)."""
-    app = App()
-    try:
-        app.start()
-    except RuntimeError as error:
-        output = app.log_tail()
-        app.close()
-        raise RuntimeError(f"{error}\n--- the app's output ---\n{output}") from None
-    yield app
-    app.close()
-
-
-@pytest.fixture(scope="session")
-def app_url(real_app):
-    return real_app.url
-
-
 # What the page's Content-Security-Policy (ui/web.py) blocked, recorded in the page (`window.refused`).
 RECORD_REFUSED = """window.refused = [];
 document.addEventListener('securitypolicyviolation',
@@ -70,15 +48,21 @@ document.addEventListener('securitypolicyviolation',
 
 
 def opened(browser, url: str, width: int = 1400, height: int = 1000):
-    """A new tab at `url`, `width`×`height`, its first view drawn. Each tab has a browser context of its own, and
-    the app gives it a session of its own: nothing a test does there reaches another test. What the page's
-    security policy blocks is recorded in `window.refused`, and the events it sends are counted (for `settled`)."""
+    """A new tab at `url`, `width`×`height`, its first view drawn and every event its opening set off answered (an
+    event sent before that could be answered after a later one, and set its values back: docs/architecture.md,
+    "Events that overlap"). The app gives each tab a session of its own: nothing a test does there reaches another
+    test. What the page's security policy blocks is recorded in `window.refused`, and the events it sends are
+    counted (for `settled`)."""
     tab = browser.new_page(viewport={"width": width, "height": height})
     tab.add_init_script(RECORD_REFUSED)
     tab.add_init_script(EVENT_TAP_JS)
     tab.set_default_timeout(30_000)
     tab.goto(url)
-    tab.wait_for_selector("#attention-plot .js-plotly-plot")
+    try:
+        tab.wait_for_selector("#attention-plot .js-plotly-plot")
+        settled(tab)  # every event of the page's opening answered: none comes late to set back what a test does
+    except playwright.TimeoutError:
+        raise AssertionError(f"the page did not open: its events {tab.evaluate('() => window.events')}") from None
     return tab
 
 
@@ -1649,7 +1633,8 @@ def test_the_keyboard_alone_takes_a_step_with_the_focus_in_sight_and_keys_that_w
     tab.wait_for_function("() => document.querySelector('#model-select input').value.startsWith('numbers-de ·')")
     with speaking(language):
         hint = _("Keys: **S** Step · **B** Back · **R** Run (not while typing in a box)").replace("**", "")
-    assert tab.locator("#step-keys").inner_text().strip() == hint
+    # the page's language is set as it loads (`ui.i18n.SET_LOCALE_JS`), maybe after the model: its words, then
+    tab.wait_for_function("h => document.querySelector('#step-keys').innerText.trim() === h", arg=hint)
     tab.locator("body").click(position={"x": 2, "y": 2})
     reached, unseen = [], []
     for _press in range(60):  # the controls before Step, in the order of the page

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import accessibility
-from benchmarks.real_app import CHROMIUM, App
+from benchmarks.real_app import CHROMIUM
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
@@ -25,14 +25,6 @@ playwright = pytest.importorskip("playwright.sync_api")
 pytestmark = pytest.mark.browser
 
 FOLLOW_S = 5.0  # generous for a busy test machine; the benchmark measures the real latency
-
-
-@pytest.fixture(scope="module")
-def class_app():
-    app = App()
-    app.start()
-    yield app
-    app.close()
 
 
 def opened(browser, url: str, width: int, height: int, locale: str = "en-US"):
@@ -68,17 +60,17 @@ def step(page) -> str:
     return output(page)
 
 
-def test_a_class_follows_the_teacher_breaks_away_snaps_back_and_survives_a_restart(class_app, browser):
-    teacher = opened(browser, class_app.url, 1024, 768)
+def test_a_class_follows_the_teacher_breaks_away_snaps_back_and_survives_a_restart(real_app, browser):
+    teacher = opened(browser, real_app.url, 1024, 768)
     teacher.click("#class-toggle")
     teacher.click("#class-teach")
     code = teacher.locator(".class-code").inner_text().replace(" ", "")
     assert len(code) == 6
     assert "teacher=" not in teacher.url and f"class={code}" in teacher.url  # the secret is not on the projector
 
-    chinese = opened(browser, f"{class_app.url}?class={code}", 1400, 1000, locale="zh-CN")
-    phone = opened(browser, f"{class_app.url}?class={code}", 390, 844)
-    typed = opened(browser, class_app.url, 1024, 768)
+    chinese = opened(browser, f"{real_app.url}?class={code}", 1400, 1000, locale="zh-CN")
+    phone = opened(browser, f"{real_app.url}?class={code}", 390, 844)
+    typed = opened(browser, real_app.url, 1024, 768)
     typed.click("#class-toggle")
     typed.locator("#class-code input, #class-code textarea").fill(code.lower())
     typed.click("#class-join")
@@ -150,8 +142,8 @@ def test_a_class_follows_the_teacher_breaks_away_snaps_back_and_survives_a_resta
 
     for page in (teacher, *students):
         page.evaluate("window.beforeRestart = true")
-    class_app.stop()
-    class_app.start()
+    real_app.stop()
+    real_app.start()
     # Gradio reloads a page once it reaches the server again (the teacher's at its counts' next tick); a student's
     # page reloads at its next event, or goes on as it is, its class's stream reconnected by itself.
     teacher.wait_for_function("() => !window.beforeRestart && document.querySelector('.class-code')")
@@ -167,13 +159,11 @@ def test_a_class_follows_the_teacher_breaks_away_snaps_back_and_survives_a_resta
 
 
 @pytest.mark.parametrize(("language", "width"), [("en", "desktop"), ("zh", "phone")])
-def test_the_class_and_lesson_boxes_and_the_lesson_bar_pass_the_accessibility_audit(
-    class_app, browser, language, width
-):
+def test_the_class_and_lesson_boxes_and_the_lesson_bar_pass_the_accessibility_audit(real_app, browser, language, width):
     """axe-core (as `benchmarks.accessibility`) over the page with a lesson open, its box and the class's box
     unfolded: no critical or serious violation of WCAG 2.2 A/AA. In English at 1400 px and in Chinese on a phone."""
     size = accessibility.WIDTHS[width]
-    page = opened(browser, f"{class_app.url}?lang={language}", *size)
+    page = opened(browser, f"{real_app.url}?lang={language}", *size)
     page.click("#lesson-toggle")
     page.click("#lesson-guide")
     page.wait_for_selector("#lesson-where .lesson-where")
@@ -186,10 +176,10 @@ def test_the_class_and_lesson_boxes_and_the_lesson_bar_pass_the_accessibility_au
     assert accessibility.blocking(findings) == [], findings
 
 
-def test_the_lessons_handout_prints_a_section_per_moment_and_the_answers_on_a_page_of_their_own(class_app, browser):
+def test_the_lessons_handout_prints_a_section_per_moment_and_the_answers_on_a_page_of_their_own(real_app, browser):
     from pypdf import PdfReader
 
-    page = opened(browser, class_app.url, 1400, 1000)
+    page = opened(browser, real_app.url, 1400, 1000)
     page.click("#lesson-toggle")
     page.click("#lesson-guide")
     page.wait_for_selector("#lesson-where .lesson-where")

@@ -1,21 +1,20 @@
 """Several app processes behind a load balancer (docs/deployment.md): a user's view is rebuilt from its state alone.
 
 A share link carries the whole state, so a link made on one process opens the very same view on another. Two real
-app processes, in headless Chromium."""
+app processes (the session's, `real_app`, and one more), in headless Chromium."""
 
 from __future__ import annotations
 
 import json
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from benchmarks.real_app import CHROMIUM, CHROMIUM_ARGS, App
+from benchmarks.real_app import CHROMIUM, App
 
 if not Path(CHROMIUM).exists():
     pytest.skip("Debian's chromium is not installed (.ci/run installs it)", allow_module_level=True)
-playwright = pytest.importorskip("playwright.sync_api")
+pytest.importorskip("playwright.sync_api")
 pytestmark = pytest.mark.browser
 
 # What a view is, read from the page: the sentence and its pieces, the output, the message, the open tab, the
@@ -55,43 +54,36 @@ def settled_view(page) -> dict:
 
 
 @pytest.fixture(scope="module")
-def two_apps():
-    apps = [App(), App()]
-    try:
-        with ThreadPoolExecutor(2) as pool:
-            list(pool.map(App.start, apps))
-        yield apps
-    finally:
-        for app in apps:
-            app.close()
+def second_app():
+    app = App()
+    app.start()
+    yield app
+    app.close()
 
 
-def test_a_share_link_made_on_one_process_opens_the_same_view_on_another(two_apps):
-    first, second = two_apps
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1280, "height": 1200})
-        page.set_default_timeout(30_000)
-        page.goto(first.url)
-        page.wait_for_selector("#attention-plot .js-plotly-plot")
-        for _ in range(2):
-            before = page.locator("#output-text textarea").input_value()
-            page.locator("#step-btn").click()
-            page.wait_for_function("b => document.querySelector('#output-text textarea').value !== b", arg=before)
-        page.locator("#attention-family label", has_text="encoder self-attention").click()
-        page.wait_for_function("() => document.querySelector('#attention-plot .gtitle')?.textContent"
-                               ".startsWith('encoder')")  # fmt: skip
-        made = settled_view(page)
-        link = page.locator("#share-link a").first.get_attribute("href")
-        assert link.startswith("?state=")
+def test_a_share_link_made_on_one_process_opens_the_same_view_on_another(real_app, second_app, browser):
+    first, second = real_app, second_app
+    page = browser.new_page(viewport={"width": 1280, "height": 1200})
+    page.set_default_timeout(30_000)
+    page.goto(first.url)
+    page.wait_for_selector("#attention-plot .js-plotly-plot")
+    for _ in range(2):
+        before = page.locator("#output-text textarea").input_value()
+        page.locator("#step-btn").click()
+        page.wait_for_function("b => document.querySelector('#output-text textarea').value !== b", arg=before)
+    page.locator("#attention-family label", has_text="encoder self-attention").click()
+    page.wait_for_function("() => document.querySelector('#attention-plot .gtitle')?.textContent"
+                           ".startsWith('encoder')")  # fmt: skip
+    made = settled_view(page)
+    link = page.locator("#share-link a").first.get_attribute("href")
+    assert link.startswith("?state=")
 
-        other = browser.new_page(viewport={"width": 1280, "height": 1200})
-        other.set_default_timeout(30_000)
-        other.goto(second.url + link)
-        other.wait_for_function("() => document.querySelector('#attention-plot .gtitle')?.textContent"
-                                ".startsWith('encoder')")  # fmt: skip
-        opened = settled_view(other)
-        browser.close()
+    other = browser.new_page(viewport={"width": 1280, "height": 1200})
+    other.set_default_timeout(30_000)
+    other.goto(second.url + link)
+    other.wait_for_function("() => document.querySelector('#attention-plot .gtitle')?.textContent"
+                            ".startsWith('encoder')")  # fmt: skip
+    opened = settled_view(other)
     assert made["output"] and made["family"] == "encoder"
     assert json.loads(made["heatmap"])["data"]  # a heatmap was drawn, and compared below
     assert opened == made
