@@ -35,13 +35,22 @@ def pytest_xdist_auto_num_workers(config) -> int:
 
 
 def pytest_collection_modifyitems(config, items):
-    """Tests marked `cuda` are skipped where there is no GPU, so that one command runs the suite everywhere."""
-    if torch.cuda.is_available():
-        return
-    no_gpu = pytest.mark.skip(reason="needs a CUDA GPU")
+    """Tests marked `cuda` are skipped where there is no GPU, so that one command runs the suite everywhere.
+
+    The modules with browser tests run first, then those with slow tests, then the rest, each module's tests together
+    and in their order: pytest-xdist's workers take tests from the end of each other's queues when theirs run out,
+    so the last tests of the run are quick ones and the workers end together (a browser test left for the end kept
+    one worker busy half a minute while the other waited)."""
+    if not torch.cuda.is_available():
+        no_gpu = pytest.mark.skip(reason="needs a CUDA GPU")
+        for item in items:
+            if "cuda" in item.keywords:
+                item.add_marker(no_gpu)
+    rank: dict[Path, int] = {}
     for item in items:
-        if "cuda" in item.keywords:
-            item.add_marker(no_gpu)
+        own = 0 if "browser" in item.keywords else 1 if "slow" in item.keywords else 2
+        rank[item.path] = min(rank.get(item.path, 2), own)
+    items.sort(key=lambda item: rank[item.path])  # a stable sort: the order within a rank stays
 
 
 @pytest.fixture(params=DEVICES)

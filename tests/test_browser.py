@@ -19,6 +19,7 @@ from benchmarks.real_app import (
     SECTIONS,
     TABS,
     VIEWS,
+    events_sent,
     model_option,
     open_drawn,
     open_tab,
@@ -155,6 +156,7 @@ PLOT_WIDTH = """selector => {
     const plot = document.querySelector(selector), svg = plot.querySelector('.main-svg');
     return svg ? [svg.getBoundingClientRect().width, plot.getBoundingClientRect().width] : [0, 1];
 }"""
+PLOT_FILLS = f"selector => {{ const [svg, box] = ({PLOT_WIDTH})(selector); return Math.abs(svg - box) <= 2; }}"
 
 
 def test_a_plot_redrawn_while_its_tab_is_hidden_fills_its_width_when_shown(page):
@@ -166,10 +168,7 @@ def test_a_plot_redrawn_while_its_tab_is_hidden_fills_its_width_when_shown(page)
     wait_for_output_change(page, before)
     settled(page)  # the heatmap was redrawn while hidden (at Plotly's default 700 px, before the fix)
     open_tab(page, "Attention")
-    page.wait_for_function(
-        f"() => {{ const [svg, box] = ({PLOT_WIDTH})('#attention-plot'); return Math.abs(svg - box) <= 2; }}",
-        timeout=5_000,
-    )
+    page.wait_for_function(PLOT_FILLS, arg="#attention-plot", timeout=5_000)
     page.wait_for_function(f"n => ({rows})() === n + 1", arg=n_rows)  # and it shows the step taken meanwhile
 
 
@@ -288,14 +287,10 @@ CLIPPED_LABELS = """() => {
 }"""
 
 
-@pytest.mark.parametrize("presentation", [False, True])
-def test_the_candidates_labels_fit_the_margins_set_for_them(browser, app_url, presentation):
+def test_the_candidates_labels_fit_the_margins_set_for_them(browser, app_url):
     """Issue 35 §5: the candidates' margins are set from their labels (Plotly no longer measures them): every label
     and the axis title lie inside the figure, in the page's layout and in the presentation's larger text."""
     tab = opened(browser, app_url, 1024, 768)
-    if presentation:
-        tab.locator("#presentation input").check()
-        tab.wait_for_function("() => document.body.classList.contains('presentation')")
     source = tab.locator("#source-text textarea")
     source.fill("Unfortunately, the international conference was postponed.")
     source.press("Enter")
@@ -303,8 +298,14 @@ def test_the_candidates_labels_fit_the_margins_set_for_them(browser, app_url, pr
     tab.locator("#step-btn").click()
     wait_for_output_change(tab, "")
     settled(tab)
-    count, clipped = tab.evaluate(CLIPPED_LABELS)
-    assert count == 11 and clipped == []  # ten candidates and the title
+    for layout in ("page", "presentation"):
+        if layout == "presentation":
+            before = events_sent(tab)
+            tab.locator("#presentation input").check()
+            tab.wait_for_function("() => document.body.classList.contains('presentation')")
+            settled(tab, before)  # the figures drawn again in the presentation's text
+        count, clipped = tab.evaluate(CLIPPED_LABELS)
+        assert count == 11 and clipped == [], layout  # ten candidates and the title
     tab.close()
 
 
@@ -935,16 +936,20 @@ THREE_LINES = (
 )
 
 
-@pytest.mark.parametrize("width, height", [(1024, 768), (1400, 1000)])
-def test_the_first_screen_holds_step_and_a_figure(browser, app_url, width, height):
+def test_the_first_screen_holds_step_and_a_figure(browser, app_url):
     """Issue 22: at 1024×768 Step was at y = 897 and the heatmap at 1,791 (at 1400×1000, 1,450): the views now sit
-    beside the sentence and the decoding, the examples folded, the decoding settings after the step."""
-    tab = opened(browser, app_url, width, height)
+    beside the sentence and the decoding, the examples folded, the decoding settings after the step. The page opens
+    on the projector's screen, then the window grows to a laptop's."""
+    tab = opened(browser, app_url, 1024, 768)
     first_screen = ["#source-text", "#step-btn", "#run-btn", "#back-btn",
                     "#attention-plot .main-svg"]  # fmt: skip
-    assert all(shown for _, shown in tab.evaluate(ON_SCREEN, first_screen)), tab.evaluate(ON_SCREEN, first_screen)
-    assert tab.evaluate(OVERFLOWING) == []
-    shot(tab, f"first-screen-{width}")
+    for width, height in ((1024, 768), (1400, 1000)):
+        tab.set_viewport_size({"width": width, "height": height})
+        tab.wait_for_function(PLOT_FILLS, arg="#attention-plot")  # Plotly has followed the window
+        shown = tab.evaluate(ON_SCREEN, first_screen)
+        assert all(on for _, on in shown), (width, shown)
+        assert tab.evaluate(OVERFLOWING) == [], width
+        shot(tab, f"first-screen-{width}")
     tab.close()
 
 
@@ -1601,16 +1606,18 @@ def test_a_phone_a_tablet_and_a_chromebook_take_a_step_without_zooming(browser, 
     context.close()
 
 
-@pytest.mark.parametrize("width", ["desktop", "phone"])
 @pytest.mark.parametrize("language", ["en", "zh"])
-def test_every_view_passes_the_accessibility_audit(browser, app_url, language, width):
-    """Issue 35 §4: axe-core over every view after a Step, in both languages, at 1400 and at 390 px wide: no critical
-    or serious violation of WCAG 2.2 A/AA (Soft's indigo was 3.6:1 as label text and 4.46:1 under white text, the
-    hints and the footer 2.5:1, the thumbnails a grid without rows). docs/accessibility.md lists what remains."""
+def test_every_view_passes_the_accessibility_audit(browser, app_url, language):
+    """Issue 35 §4: axe-core over every view after a Step, in both languages, at 1400 and at 390 px wide (the window
+    narrowed to a phone's): no critical or serious violation of WCAG 2.2 A/AA (Soft's indigo was 3.6:1 as label
+    text and 4.46:1 under white text, the hints and the footer 2.5:1, the thumbnails a grid without rows).
+    docs/accessibility.md lists what remains."""
     from benchmarks import accessibility
 
-    page = accessibility.opened(browser, app_url, language, width)
-    findings = accessibility.audit(page, language, width)
+    page = accessibility.opened(browser, app_url, language, "desktop")
+    findings = accessibility.audit(page, language, "desktop")
+    page.set_viewport_size(dict(zip(("width", "height"), accessibility.WIDTHS["phone"], strict=True)))
+    findings += accessibility.audit(page, language, "phone")
     page.close()
     assert accessibility.blocking(findings) == []
 
