@@ -34,13 +34,18 @@ def pytest_xdist_auto_num_workers(config) -> int:
     return max(1, min(MAX_WORKERS, os.cpu_count() or 1))
 
 
+# The modules whose tests take longest (a class of four pages, the app's benchmark, the classroom's): they run first.
+LONGEST_FIRST = ("test_class_browser.py", "test_bench.py", "test_classroom.py", "test_processes.py")
+
+
 def pytest_collection_modifyitems(config, items):
     """Tests marked `cuda` are skipped where there is no GPU, so that one command runs the suite everywhere.
 
-    The modules with browser tests run first, then those with slow tests, then the rest, each module's tests together
-    and in their order: pytest-xdist's workers take tests from the end of each other's queues when theirs run out,
-    so the last tests of the run are quick ones and the workers end together (a browser test left for the end kept
-    one worker busy half a minute while the other waited)."""
+    The longest tests run first (`LONGEST_FIRST`), then the other modules with browser tests, then those with slow
+    tests, then the rest, each module's tests together and in their order. pytest-xdist gives each worker half the
+    queue and lets a worker that runs out take tests from the end of another's: the last tests of the run are then
+    quick ones, and the workers end together (the class's test, 80 s, left for the end kept one worker busy while
+    the other waited)."""
     if not torch.cuda.is_available():
         no_gpu = pytest.mark.skip(reason="needs a CUDA GPU")
         for item in items:
@@ -48,8 +53,11 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(no_gpu)
     rank: dict[Path, int] = {}
     for item in items:
-        own = 0 if "browser" in item.keywords else 1 if "slow" in item.keywords else 2
-        rank[item.path] = min(rank.get(item.path, 2), own)
+        if item.path.name in LONGEST_FIRST:
+            own = LONGEST_FIRST.index(item.path.name)
+        else:
+            own = len(LONGEST_FIRST) + (0 if "browser" in item.keywords else 1 if "slow" in item.keywords else 2)
+        rank[item.path] = min(rank.get(item.path, own), own)
     items.sort(key=lambda item: rank[item.path])  # a stable sort: the order within a rank stays
 
 
