@@ -34,31 +34,14 @@ def pytest_xdist_auto_num_workers(config) -> int:
     return max(1, min(MAX_WORKERS, os.cpu_count() or 1))
 
 
-# The modules whose tests take longest (a class of four pages, the app's benchmark, the classroom's): they run first.
-LONGEST_FIRST = ("test_class_browser.py", "test_bench.py", "test_classroom.py", "test_processes.py")
-
-
 def pytest_collection_modifyitems(config, items):
-    """Tests marked `cuda` are skipped where there is no GPU, so that one command runs the suite everywhere.
-
-    The longest tests run first (`LONGEST_FIRST`), then the other modules with browser tests, then those with slow
-    tests, then the rest, each module's tests together and in their order. pytest-xdist gives each worker half the
-    queue and lets a worker that runs out take tests from the end of another's: the last tests of the run are then
-    quick ones, and the workers end together (the class's test, 80 s, left for the end kept one worker busy while
-    the other waited)."""
-    if not torch.cuda.is_available():
-        no_gpu = pytest.mark.skip(reason="needs a CUDA GPU")
-        for item in items:
-            if "cuda" in item.keywords:
-                item.add_marker(no_gpu)
-    rank: dict[Path, int] = {}
+    """Tests marked `cuda` are skipped where there is no GPU, so that one command runs the suite everywhere."""
+    if torch.cuda.is_available():
+        return
+    no_gpu = pytest.mark.skip(reason="needs a CUDA GPU")
     for item in items:
-        if item.path.name in LONGEST_FIRST:
-            own = LONGEST_FIRST.index(item.path.name)
-        else:
-            own = len(LONGEST_FIRST) + (0 if "browser" in item.keywords else 1 if "slow" in item.keywords else 2)
-        rank[item.path] = min(rank.get(item.path, own), own)
-    items.sort(key=lambda item: rank[item.path])  # a stable sort: the order within a rank stays
+        if "cuda" in item.keywords:
+            item.add_marker(no_gpu)
 
 
 @pytest.fixture(params=DEVICES)
