@@ -190,20 +190,34 @@ def shown_model(page) -> str:
 
 # Runs in the page before Gradio's own scripts (`page.add_init_script`): the page's events as they pass, for the
 # browser tests and the app benchmark. It counts the events the page sent to the server (`window.events.sent`: one
-# POST to /queue/join each) and those answered (`window.events.answered`: one `process_completed` message each); keeps
+# POST to /queue/join each, less those the server refused or the network lost, whose status or error goes to
+# `window.events.refused`) and those answered (`window.events.answered`: one `process_completed` message each); keeps
 # each event stream's numbers (`window.events.streams`: when it opened, its bytes, its answers, the seconds the server
 # says its handlers took, when the last answer came); and calls `window.events.onPartial`, where a test sets it, on an
 # answer still generating (a Run's text as it grows), before Gradio draws it. The streams are read from a copy, and
-# Gradio reads its own response untouched (a response wrapped in a new one lost an answer now and then).
+# Gradio reads its own response untouched (a response wrapped in a new one lost an answer now and then); an error
+# reading the copy goes to the stream's `error`.
 EVENT_TAP_JS = """
-window.events = {sent: 0, answered: 0, streams: [], onPartial: null};
+window.events = {sent: 0, answered: 0, refused: [], streams: [], onPartial: null};
 const fetchAsGradioDoes = window.fetch;
 window.fetch = async (...args) => {
     const url = String((args[0] && args[0].url) || args[0]);
-    if (url.includes('/queue/join')) window.events.sent += 1;
+    if (url.includes('/queue/join')) {
+        window.events.sent += 1;
+        const refused = (why) => { window.events.sent -= 1; window.events.refused.push(why); };
+        let response;
+        try {
+            response = await fetchAsGradioDoes(...args);
+        } catch (error) {
+            refused(String(error));
+            throw error;
+        }
+        if (!response.ok) refused(response.status);
+        return response;
+    }
     const response = await fetchAsGradioDoes(...args);
     if (!url.includes('/queue/data') || !response.body) return response;
-    const stream = {start: performance.now(), bytes: 0, messages: 0, serverFnS: 0, completedAt: null};
+    const stream = {start: performance.now(), bytes: 0, messages: 0, serverFnS: 0, completedAt: null, error: null};
     window.events.streams.push(stream);
     const reader = response.clone().body.getReader(), decoder = new TextDecoder();
     (async () => {
@@ -228,7 +242,7 @@ window.fetch = async (...args) => {
                 }
             }
         }
-    })().catch(() => {});
+    })().catch((error) => { stream.error = String(error); });
     return response;
 };
 """
