@@ -1611,6 +1611,8 @@ def test_a_phone_a_tablet_and_a_chromebook_take_a_step_without_zooming(browser, 
     assert tab.evaluate(SMALL_TARGETS) == []
     steps = [tab.locator(f"#{name}-btn").bounding_box() for name in ("step", "run", "back", "reset", "stop")]
     assert len({round(box["y"]) for box in steps}) == 1  # the five buttons on one row
+    link = tab.locator("#share-link").bounding_box()  # on a phone it was a column one word wide, 123 px high
+    assert link["height"] <= 40, link  # one line
     shot(tab, f"device-{device}")
     if device == "tablet":  # the Train tab, on a tablet
         open_tab(tab, "Train")
