@@ -28,7 +28,19 @@ from explorer import ModelRegistry, cache
 from explorer.classroom import Classroom
 from explorer.config import Config, ConfigError
 from explorer.training import TrainingPool
-from ui import class_events, class_follow, class_panel, decoding, fonts, handout, i18n, plot, runtime, web
+from ui import (
+    browser_internals,
+    class_events,
+    class_follow,
+    class_panel,
+    decoding,
+    fonts,
+    handout,
+    i18n,
+    plot,
+    runtime,
+    web,
+)
 from ui.page import build_demo
 
 ROOT = Path(__file__).resolve().parent
@@ -112,8 +124,8 @@ LAUNCH_OPTIONS = {
         ],
     },
     "i18n": i18n.translations(),
-    # Step, Back and Run from the keyboard; each figure drawn once
-    "head": decoding.SHORTCUTS_JS,
+    # Step, Back and Run from the keyboard; each figure drawn once; every answer read (ui/browser_internals.py)
+    "head": decoding.SHORTCUTS_JS + browser_internals.STREAM_KEEPER_JS,
 }
 
 

@@ -79,3 +79,43 @@ def test_every_internal_is_used_by_a_script_of_the_page_and_every_script_has_its
         assert any(f"({function})" in script for script in scripts), function
     for name in INTERNALS:
         assert not any(f"__{name}__" in script for script in scripts), name
+
+
+@pytest.fixture(scope="module")
+def gradio_client_js() -> str:
+    """The script of Gradio's page that holds its client (the one that reads the stream of answers)."""
+    clients = [p for p in GRADIO_ASSETS.glob("index-*.js") if "close_stream" in p.read_text(encoding="utf-8")]
+    assert len(clients) == 1, clients
+    return clients[0].read_text(encoding="utf-8")
+
+
+def test_gradios_client_marks_its_stream_closed_on_close_stream_and_opens_one_after_a_join_only_when_none_is(
+    gradio_client_js,
+):
+    """`STREAM_KEEPER_JS`: what the keeper stands between. The client reads `close_stream` as the end of its stream;
+    after a join's answer it opens a stream only when it holds none open; it reads the stream through `fetch`, at
+    `…/queue/data?session_hash=…`, and sends its events to `…/queue/join`."""
+    assert re.search(r"\.msg===`close_stream`\)\{\w+\(", gradio_client_js)
+    assert re.search(r"\w+\.open\|\|await this\.open_stream\(\)", gradio_client_js)
+    assert re.search(r"new URLSearchParams\(\{session_hash:this\.session_hash\}\)", gradio_client_js)
+    assert "`queue/data`" in gradio_client_js and "`queue/join`" in gradio_client_js
+    assert re.search(r"\bfetch\(\w+,\{headers:\w+,credentials", gradio_client_js)  # window.fetch, read at each call
+
+
+def test_gradios_server_ends_a_pages_stream_once_no_event_of_it_waits():
+    """`STREAM_KEEPER_JS`: the server sends `close_stream` after an answer that leaves none of the page's events
+    waiting, and keeps the page's answers for its next stream (it drops them only when the page is gone)."""
+    import inspect
+
+    from gradio import routes
+
+    source = inspect.getsource(routes)
+    assert re.search(r"message = CloseStreamMessage\(\)", source)
+    assert re.search(r"pending_event_ids_session\[\s*session_hash\s*\]\s*\)\s*==\s*0", source)
+    assert "def queue_data(" in source and "session_hash: str," in source
+
+
+def test_the_keeper_goes_in_the_pages_head():
+    import app
+
+    assert browser_internals.STREAM_KEEPER_JS in app.LAUNCH_OPTIONS["head"]

@@ -5,7 +5,8 @@ Each internal is one small JavaScript function here, named, that the page's scri
 underscores (`__PLOT_AREA__(plot)`); `with_internals` writes the function in its place. No script of the page
 reaches into Gradio or plotly.js itself: `tests/test_layout.py` fails on one that does, and
 `tests/test_browser_internals.py` checks each internal in the installed Gradio's and plotly's own scripts. A new
-version of either means reading these again against its source.
+version of either means reading these again against its source. The page's head also holds `STREAM_KEEPER_JS`,
+which stands between Gradio's client and the server's stream of answers (its own tests there too).
 """
 
 from __future__ import annotations
@@ -52,3 +53,88 @@ def with_internals(script: str) -> str:
     for name, function in INTERNALS.items():
         script = script.replace(f"__{name}__", f"({function})")
     return script
+
+
+# The page's stream of answers, kept open while an answer is owed (a script for the page's head: app.py).
+#
+# Gradio's client sends each event (`POST …/queue/join`) and reads every answer from one stream per page
+# (`GET …/queue/data?session_hash=…`). The server ends that stream (`close_stream`) as soon as no event of the page is
+# waiting; the client marks it closed on reading that message, and after each join opens a stream only if it holds
+# none open. Two connections, two orders: on a busy machine the answer to a join sent just after the page's last
+# answer can be read before the `close_stream` that the server wrote first. The client then keeps its event on a
+# stream it is about to mark closed, and the answer waits on the server for a stream nobody opens: the page never
+# draws it (seen in the browser tests as a first view missing, or a Step with no answer: docs/architecture.md). The
+# browser tests make it happen every time, check that Gradio alone still does this, and that the keeper mends it.
+#
+# The keeper stands between the client and `fetch`: it counts the joins on their way and the events not yet answered,
+# and when the server ends the stream while one is owed, it passes no `close_stream` on and reads the answers from a
+# stream it opens again, under the client's own stream. The client sees one stream that never closed.
+# `window.streamKeeper.reopened` counts its openings. A page that sets `window.streamKeeper` first goes without it.
+STREAM_KEEPER_JS = """<script>
+if (!window.streamKeeper) {
+    const keeper = window.streamKeeper = {joining: 0, owed: new Set(), early: new Set(), reopened: 0};
+    const fetchAsBefore = window.fetch;
+    const owing = () => keeper.joining > 0 || keeper.owed.size > 0;
+    // Whether to pass one message of the stream on to the client ("data: {…}"); reads the answers as they go.
+    const passed = (message) => {
+        let data;
+        try { data = JSON.parse(message.slice(message.indexOf("data:") + 5)); } catch (error) { return true; }
+        if (data.msg === "process_completed" && data.event_id && !keeper.owed.delete(data.event_id)) {
+            keeper.early.add(data.event_id);  // answered before its join's answer was read
+        }
+        return data.msg !== "close_stream" || !owing();
+    };
+    const joined = async (args) => {
+        keeper.joining += 1;
+        try {
+            const response = await fetchAsBefore(...args);
+            if (response.ok) {
+                const id = await response.clone().json().then((body) => body.event_id, () => null);
+                if (id && !keeper.early.delete(id)) keeper.owed.add(id);
+            }
+            return response;
+        } finally {
+            keeper.joining -= 1;
+        }
+    };
+    const keptOpen = async (args) => {
+        const first = await fetchAsBefore(...args);
+        if (!first.ok || !first.body) return first;
+        const decoder = new TextDecoder(), encoder = new TextEncoder();
+        let reader = first.body.getReader(), rest = "", closedOwing = false;
+        const body = new ReadableStream({
+            async pull(controller) {
+                for (;;) {
+                    const chunk = await reader.read();  // an error (the page aborted it) goes on to the client
+                    if (chunk.done) {
+                        if (!closedOwing) return controller.close();
+                        const again = await fetchAsBefore(...args);
+                        if (!again.ok || !again.body) throw new Error(`the stream did not open again: ${again.status}`);
+                        keeper.reopened += 1;
+                        reader = again.body.getReader();
+                        rest = "";
+                        closedOwing = false;
+                        continue;
+                    }
+                    const messages = (rest + decoder.decode(chunk.value, {stream: true})).split("\\n\\n");
+                    rest = messages.pop();
+                    let text = "";
+                    for (const message of messages) {
+                        if (passed(message)) text += message + "\\n\\n";
+                        else closedOwing = true;  // the server ends this stream next: another one is opened
+                    }
+                    if (text) return controller.enqueue(encoder.encode(text));
+                }
+            },
+            cancel: (reason) => reader.cancel(reason),
+        });
+        return new Response(body, {status: first.status, statusText: first.statusText, headers: first.headers});
+    };
+    window.fetch = (...args) => {
+        const address = String((args[0] && args[0].url) || args[0]);
+        if (address.includes("/queue/join")) return joined(args);
+        if (address.includes("/queue/data?")) return keptOpen(args);
+        return fetchAsBefore(...args);
+    };
+}
+</script>"""
