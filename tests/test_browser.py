@@ -1483,13 +1483,22 @@ def test_replay_how_numbers_de_learned_and_explore_it_half_trained(browser, app_
     tab.close()
 
 
-# The server's `close_stream` reaches the page 3 s late, as on a machine too busy to read it at once (the messages
-# before it in the same chunk come at once).
+# The server's `close_stream` reaches the page late, as on a machine too busy to read it at once: not before the page
+# has read the answer to the next event it sends (Gradio's client reads it with `response.json()`), or 3 s at most. The
+# messages before it in the same chunk come at once.
 CLOSE_LATE_JS = """
+const heldCloses = [];
+const releaseCloses = () => { while (heldCloses.length) heldCloses.shift()(); };
 const fetchBeforeDelay = window.fetch;
 window.fetch = async (...args) => {
     const response = await fetchBeforeDelay(...args);
-    if (!String((args[0] && args[0].url) || args[0]).includes('/queue/data?') || !response.body) return response;
+    const address = String((args[0] && args[0].url) || args[0]);
+    if (address.includes('/queue/join')) {
+        const json = response.json.bind(response);  // the client goes on from it in microtasks, before the timer
+        response.json = async () => { const body = await json(); setTimeout(releaseCloses, 0); return body; };
+        return response;
+    }
+    if (!address.includes('/queue/data?') || !response.body) return response;
     const reader = response.body.getReader(), decoder = new TextDecoder(), encoder = new TextEncoder();
     const body = new ReadableStream({
         async pull(controller) {
@@ -1499,7 +1508,7 @@ window.fetch = async (...args) => {
             const cut = at < 0 ? text.length : text.lastIndexOf('data:', at);
             if (cut > 0) controller.enqueue(encoder.encode(text.slice(0, cut)));
             if (cut === text.length) return;
-            await new Promise((resolve) => setTimeout(resolve, 3000));
+            await new Promise((resolve) => { heldCloses.push(resolve); setTimeout(resolve, 3000); });
             controller.enqueue(encoder.encode(text.slice(cut)));
         },
         cancel: (reason) => reader.cancel(reason),
@@ -1518,8 +1527,7 @@ def test_gradio_alone_never_reads_an_answer_to_an_event_sent_as_the_stream_close
         page.add_init_script(script)
     page.goto(app_url + NUMBERS_DE)
     page.wait_for_function("() => window.events.sent > 0")
-    with pytest.raises(playwright.TimeoutError):  # three times as long as the close is late: for good
-        page.wait_for_function("() => window.events.answered >= window.events.sent", timeout=9_000)
+    page.wait_for_timeout(9_000)  # three times as long as a close is held at most: an answer missing then is for good
     assert page.evaluate("() => window.events.answered < window.events.sent"), "Gradio mended it: drop the keeper"
 
 
@@ -1528,7 +1536,7 @@ def test_an_event_sent_as_the_stream_closes_is_answered(browser, app_url):
     after the page's last answer, while the server's end of the stream is still on its way, is answered, on a stream
     the keeper opened again."""
     page = opened(browser, app_url + NUMBERS_DE, 1280, 1000, scripts=(CLOSE_LATE_JS,))
-    step(page)  # answered; the server ends the stream, and the page reads that 3 s later
+    step(page)  # answered; the server ends the stream, and the page reads that after the next event's join
     reopened = page.evaluate("() => window.streamKeeper.reopened")
     before = output(page)
     page.locator("#step-btn").click()  # sent, and its join answered, before the page reads the close
