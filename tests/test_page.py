@@ -347,7 +347,8 @@ def test_a_tabs_own_step_draws_that_tab_whatever_the_state_says(page, counted):
 
 
 def test_the_positions_are_drawn_once_and_again_only_when_what_they_show_changes(page, monkeypatch):
-    """Issue 35 §5: Experiments drew the Positions section (three figures, 130 KB) at every opening of the tab."""
+    """Issue 35 §5: Experiments drew the Positions section (three figures, 130 KB) at every opening of the tab; and
+    at every change of the model, whichever tab was open (a shared link's model, as the page opened)."""
     from explorer import render
     from ui.tabs import PositionsTab
 
@@ -357,6 +358,9 @@ def test_the_positions_are_drawn_once_and_again_only_when_what_they_show_changes
     section = panel_of(page, PositionsTab)
     draw = page.view_handler(section.figures, lambda error: {})
     explorer = page.apply(None, *values())[page.explorer]
+    another_model = page.view_handler(section.figures_if_shown, lambda error: {})
+    hidden = another_model(explorer, *values(), 50, "", "")  # chosen on the Attention tab, or by a link as it opens
+    assert hidden == {section.drawn_for: ""} and drawn == []  # nothing drawn for nobody: drawn as the tab opens
 
     first = draw(explorer, *values(), 50, "", "")
     assert {section.table, section.curves, section.similarity} <= set(first) and len(drawn) == 1
@@ -366,6 +370,8 @@ def test_the_positions_are_drawn_once_and_again_only_when_what_they_show_changes
         assert section.table in draw(explorer, *values(), *changed)  # positions shown, dimensions typed
     chinese = draw(explorer, *values(language="zh"), 50, "", first[section.drawn_for])
     assert section.table in chinese and len(drawn) == 4  # the captions and the note in the user's language
+    explorer.update(tab=section.tab)  # the tab open (`Page.opened`): another model is drawn at once
+    assert section.table in another_model(explorer, *values(model="en-de"), 50, "", first[section.drawn_for])
 
 
 # What a link or a user could send to write in the app's voice (issue 36 §3).
@@ -468,3 +474,21 @@ def test_a_controls_change_sends_back_no_value_the_browser_sent(page):
     assert "layer 40 does not exist" in corrected[page.status]
     assert corrected[page.control("layer")]["value"] == 1  # the layer it stays on
     assert page.apply(explorer, *values())[page.control("silenced")]["value"] == []  # other events: every value
+
+
+def test_the_training_link_redraws_the_page_only_when_it_brings_another_setup(page):
+    """The page's opening sets the Train tab's link from the explorer it restored; applying it again redrew every view
+    (the attention, the candidates: 18 KB) for nothing, late, over the user's first action. A new run's setup is
+    applied."""
+    import gradio as gr
+
+    from explorer.training import LiveSetup
+    from ui.tabs.train import TrainTab
+
+    train = panel_of(page, TrainTab)
+    explorer = page.apply(None, *values())[page.explorer]
+    assert train.linked(explorer, *values()) == {page.explorer: gr.skip()}
+    setup = LiveSetup().to_json()
+    applied = train.linked(explorer, *values(training=setup))
+    assert applied[page.explorer].state.training == setup
+    assert set(applied) >= set(page.moving_outputs_on("attention"))  # every view redrawn for it

@@ -59,8 +59,9 @@ class PositionsTab(Panel):
         figures = [self.table, self.curves, self.similarity, self.dims_note, self.drawn_for]
         draw = page.view_handler(self.figures, lambda error: dict.fromkeys(figures, ""), hold=False)
         inputs = [*page.inputs, self.n_positions, self.dims, self.drawn_for]
-        for control in (self.n_positions, page.control("model")):
-            control.change(draw, inputs, figures, api_visibility="private")
+        self.n_positions.change(draw, inputs, figures, api_visibility="private")
+        shown = page.view_handler(self.figures_if_shown, lambda error: dict.fromkeys(figures, ""), hold=False)
+        page.control("model").change(shown, inputs, figures, api_visibility="private")
         for typed in (self.dims.submit, self.dims.blur):  # when the numbers are typed, not at every keystroke
             typed(draw, inputs, figures, api_visibility="private")
         # drawn as the tab opens, the first time (and when something they show changed meanwhile)
@@ -83,6 +84,13 @@ class PositionsTab(Panel):
         table, curves, similarity = render.positional_figures(explorer, int(n_positions), dims)
         drawn = {self.table: table, self.curves: curves, self.similarity: similarity, self.dims_note: escaped(note)}
         return drawn | {self.drawn_for: key}
+
+    def figures_if_shown(self, explorer, n_positions: float, typed: str, drawn_for: str = "") -> Updates:
+        """`figures` for another model, while the tab is open; nothing while another is (a model chosen there, or
+        by a link as the page opens): the tab draws them as it opens."""
+        if explorer.state.tab != self.tab:
+            return {self.drawn_for: drawn_for}
+        return self.figures(explorer, n_positions, typed, drawn_for)
 
 
 # A whole number as typed: ASCII digits only ("²" and "٣" are digits to `str.isdigit`, not to `int`), and short
