@@ -384,9 +384,7 @@ def _measure_page(app: App, page, *, model: str, steps: int, runs: int, memory_s
     page.goto(app.url)
     page.wait_for_selector("#attention-plot .js-plotly-plot", timeout=ACTION_TIMEOUT_MS)
     page_load_s = time.perf_counter() - start
-    # every event of the opening answered before the first action: a late one would draw the page it was sent with
-    # over the action's (docs/architecture.md, "Events that overlap")
-    settled(page)
+    settled(page)  # the opening's events answered before the first action (docs/architecture.md, "Events that overlap")
 
     models = builtin_models() if steps >= 10 else [model]  # quick mode: the measured model alone
     for name in [*(m for m in models if m != model), model]:  # every built-in model once, the measured one last
@@ -468,7 +466,7 @@ def _open_views(page, rounds: int) -> dict[str, Any]:
     for _round in range(rounds):
         page.reload()
         page.wait_for_selector("#attention-plot .js-plotly-plot", timeout=ACTION_TIMEOUT_MS)
-        settled(page)  # the opening's events answered (as above)
+        settled(page)  # the opening's events answered before the first action
         _set_sentence(page, SENTENCE)
         for _step in range(3):
             page.evaluate(STEP_JS)
