@@ -369,12 +369,13 @@ def _pick_model(page, name: str) -> None:
 
 
 def _set_sentence(page, sentence: str) -> None:
-    """Type the sentence and press Enter; wait until the page has been rebuilt for it."""
+    """Type the sentence and press Enter; wait until the page has been rebuilt for it, and every event answered."""
     before = page.evaluate(FINGERPRINT_JS)
     source = page.locator("#source-text textarea")
     source.fill(sentence)
     source.press("Enter")
     _until_rebuilt(page, before, f"the sentence {sentence!r}")
+    settled(page)
 
 
 def _measure_page(app: App, page, *, model: str, steps: int, runs: int, memory_steps: int) -> dict[str, Any]:
