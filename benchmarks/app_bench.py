@@ -287,9 +287,10 @@ OPEN_JS = (
                 .every(div => !inWindow(div) || div.dataset.drawn === 'true')  // ui/plot.py
             && [...shown.querySelectorAll('img')].every(img => img.complete);
     };
-    const t0 = performance.now();
+    const t0 = performance.now(), sent = window.events.sent;
     button.click();
-    const answered = () => window.events.streams.some(s => s.start >= t0 && s.completedAt !== null);
+    // the tab's event answered, on whichever stream it came (the page's keeper may hold one open since before)
+    const answered = () => window.events.sent > sent && window.events.answered >= window.events.sent;
     const ms = await new Promise((resolve, reject) => {
         const check = () => {
             const open = button.getAttribute('aria-selected') === 'true';
