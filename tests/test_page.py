@@ -476,19 +476,18 @@ def test_a_controls_change_sends_back_no_value_the_browser_sent(page):
     assert page.apply(explorer, *values())[page.control("silenced")]["value"] == []  # other events: every value
 
 
-def test_the_training_link_redraws_the_page_only_when_it_brings_another_setup(page):
+def test_the_training_link_and_the_sentence_box_redraw_the_page_only_when_they_bring_another_value(page):
     """The page's opening sets the Train tab's link from the explorer it restored; applying it again redrew every view
     (the attention, the candidates: 18 KB) for nothing, late, over the user's first action. A new run's setup is
-    applied."""
+    applied; so is the sentence box, left with another sentence, and not when left as it was."""
     import gradio as gr
 
     from explorer.training import LiveSetup
-    from ui.tabs.train import TrainTab
 
-    train = panel_of(page, TrainTab)
     explorer = page.apply(None, *values())[page.explorer]
-    assert train.linked(explorer, *values()) == {page.explorer: gr.skip()}
-    setup = LiveSetup().to_json()
-    applied = train.linked(explorer, *values(training=setup))
-    assert applied[page.explorer].state.training == setup
-    assert set(applied) >= set(page.moving_outputs_on("attention"))  # every view redrawn for it
+    for name, other in (("training", LiveSetup().to_json()), ("source", "twenty-one")):
+        handler = page.apply_if_changed(name)
+        assert handler(explorer, *values()) == {page.explorer: gr.skip()}
+        applied = handler(explorer, *values(**{name: other}))
+        assert getattr(applied[page.explorer].state, name) == other
+        assert set(applied) >= set(page.moving_outputs_on("attention"))  # every view redrawn for it

@@ -381,6 +381,18 @@ class Page:
         """`apply` for a change of a control (`on_input`), which sends no control back the value it was sent."""
         return self.action(lambda explorer: None, unechoed=True)
 
+    def apply_if_changed(self, name: str) -> Callable[..., Updates]:
+        """`apply` for an event of the setting `name` that may bring the explorer's own value back: a box left as it
+        was, or a control the page's opening set from the explorer it restored (applying it again redrew every view
+        for nothing). Nothing to do then."""
+
+        def handler(explorer, *values) -> Updates:
+            if isinstance(explorer, Explorer) and Settings.from_values(values)[name] == getattr(explorer.state, name):
+                return {self.explorer: gr.skip()}
+            return self.apply(explorer, *values)
+
+        return handler
+
     def view_handler(
         self, compute: Callable[..., Updates], failed: Callable[[ExplorerError], Updates], *, hold: bool = True
     ) -> Callable[..., Updates]:

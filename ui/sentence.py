@@ -13,7 +13,6 @@ from explorer.registry import PersonalRegistry
 from .i18n import T
 from .panel import Frame, PageAccess, Panel, Updates, escaped
 from .runtime import QUICK, device_said
-from .settings import Settings
 
 FAILURE = "✗"  # how the label of an instructive failure starts, in every language (`explorer.registry`)
 HUB_EXAMPLES = ["Helsinki-NLP/opus-mt-en-de", "Helsinki-NLP/opus-mt-en-fr", "Helsinki-NLP/opus-mt-en-zh"]
@@ -115,16 +114,10 @@ class SentencePanel(Panel):
             page.apply, page.inputs, page.outputs, api_name="apply", api_visibility="undocumented", **QUICK
         )
         # Leaving the box takes the sentence as Enter does: the pieces never show another sentence than the box.
-        self.source.blur(self.left, page.inputs, page.outputs, api_visibility="private", **QUICK)
+        self.source.blur(page.apply_if_changed("source"), page.inputs, page.outputs, api_visibility="private", **QUICK)
         self.examples.click(lambda sample: sample[0], self.examples, self.source, api_visibility="private").then(
             page.apply, page.inputs, page.outputs, api_visibility="private"
         )
-
-    def left(self, explorer, *values) -> Updates:
-        """The sentence box was left: apply the sentence if it is not the one shown (else nothing to do)."""
-        if isinstance(explorer, Explorer) and Settings.from_values(values)["source"] == explorer.state.source:
-            return {self.page.explorer: gr.skip()}
-        return self.page.apply(explorer, *values)
 
     def prepare_model(
         self,

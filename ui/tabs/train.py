@@ -39,7 +39,7 @@ from ..i18n import T, with_browser_words
 from ..panel import PageAccess, Panel, Updates, escaped
 from ..plot import Plot
 from ..runtime import LONG, LONG_GPU_S, QUICK, uses_gpu
-from ..settings import Settings, control_values
+from ..settings import control_values
 
 INTRODUCTION = N_(
     "Train a small Transformer here, in a minute, and watch it learn: the loss falls, and the attention of one "
@@ -335,18 +335,11 @@ class TrainTab(Panel):
         # A shared link's setup fills the controls; the setup of a new run goes into the link.
         self.link.change(in_language(self.from_link), [self.link, language], [*self.setup_controls, self.message],
                          **hidden)  # fmt: skip
-        self.link.change(self.linked, page.inputs, page.outputs, **hidden, **QUICK)
+        self.link.change(page.apply_if_changed("training"), page.inputs, page.outputs, **hidden, **QUICK)
         # Another language (the switch, or a page opened in Chinese): the words the server wrote, again in it.
         language.change(in_language(self.spoken), [self.run, *described, self.head, language],
                         [self.look_for, self.rate, self.head, *self.shipped.values(), self.drawn, self.timer],
                         **hidden, **QUICK)  # fmt: skip
-
-    def linked(self, explorer, *values) -> Updates:
-        """The link's setup changed: apply it, unless the explorer has it already. The page's opening sets the link
-        from the explorer it restored: applying it again redrew every view of the page for nothing."""
-        if isinstance(explorer, Explorer) and Settings.from_values(values)["training"] == explorer.state.training:
-            return {self.page.explorer: gr.skip()}
-        return self.page.apply(explorer, *values)
 
     @staticmethod
     def described(task: str, d_model: float, warmup: float, factor: float) -> tuple[str, str]:
