@@ -1544,6 +1544,33 @@ def test_an_event_sent_as_the_stream_closes_is_answered(browser, app_url):
     assert page.evaluate("() => window.streamKeeper.reopened") > reopened
 
 
+# Counts the animation frames the page asks for, by the Gradio script that asks ("statustracker", "index"; "other"),
+# from the moment a test sets `window.framesCounted`: `window.framesAsked`.
+FRAMES_ASKED_JS = """
+window.framesAsked = {};
+const askAsBefore = window.requestAnimationFrame.bind(window);
+window.requestAnimationFrame = (callback) => {
+    if (window.framesCounted) {
+        const caller = (new Error().stack || '').split('\\n')[2] || '';
+        const script = (caller.match(/assets\\/([\\w.]+?)-[\\w-]+\\.js/) || [null, 'other'])[1];
+        window.framesAsked[script] = (window.framesAsked[script] || 0) + 1;
+    }
+    return askAsBefore(callback);
+};
+"""
+
+
+def test_an_idle_page_asks_for_no_frame_for_the_timer_of_its_loading(browser, app_url):
+    """Gradio's status tracker of the page's own loading, taken out of the page while pending, asked for an animation
+    frame 60 times a second for as long as the page stayed open; the server sends the tracker's script mended
+    (`ui.browser_internals.IDLE_TIMER`). Over a second and a half of an idle page: not one (without the mend, 90)."""
+    page = opened(browser, app_url + NUMBERS_DE, 1280, 1000, scripts=(FRAMES_ASKED_JS,))
+    page.evaluate("() => { window.framesCounted = true; }")
+    page.wait_for_timeout(1500)  # what must not happen: a wait, not an event
+    asked = page.evaluate("() => window.framesAsked")
+    assert asked.get("statustracker", 0) == 0, asked
+
+
 def test_a_users_mistake_is_a_message_never_a_traceback_in_the_servers_log(page, real_app):
     """Issue 35: an empty box, or 2,000 characters pasted, through the page and through the API: each is a message to
     the user, and the server's log holds at most a line for it, never a traceback."""
@@ -1666,6 +1693,18 @@ def test_a_phone_a_tablet_and_a_chromebook_take_a_step_without_zooming(browser, 
         assert tab.evaluate(IN_VIEW_SIDEWAYS, "#train-start") and tab.evaluate(SMALL_TARGETS) == []
         assert tab.evaluate("() => document.documentElement.scrollWidth <= innerWidth")
     context.close()
+
+
+def test_the_accessibility_audit_finds_what_it_is_shown_and_runs_again_on_the_same_page(browser):
+    """The audit can fail: a button without a name and an image without a text are two blocking violations, found
+    again when the page is audited a second time (axe-core went into it once)."""
+    from benchmarks import accessibility
+
+    page = browser.new_page()
+    page.set_content('<html lang="en"><title>t</title><main><button></button><img src="data:,"></main></html>')
+    for _audit in range(2):
+        found = accessibility.audit_as_shown(page, "en", "desktop", "a page with two faults")
+        assert {f.rule for f in accessibility.blocking(found)} == {"button-name", "image-alt"}, found
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])

@@ -119,3 +119,32 @@ def test_the_keeper_goes_in_the_pages_head():
     import app
 
     assert browser_internals.STREAM_KEEPER_JS in app.LAUNCH_OPTIONS["head"]
+
+
+def test_gradios_status_tracker_runs_its_timer_in_a_loop_of_frames_that_only_its_status_stops():
+    """`IDLE_TIMER`: in the installed status tracker, `ze` asks for the next frame while `W` holds, `W` is set false
+    only as the status leaves "pending" (never as the component goes), and `U` is the tracker's element, bound as it
+    mounts. The mend is found once, and the script mended has the loop stop once that element is gone."""
+    mend = browser_internals.IDLE_TIMER
+    trackers = [path for path in GRADIO_ASSETS.glob("*.js") if mend.applies_to(f"/assets/{path.name}")]
+    assert len(trackers) == 1, trackers
+    script = trackers[0].read_text(encoding="utf-8")
+    loop = r"function ze\(\)\{me\(\(\)=>\{F\(Pe,\(performance\.now\(\)-w\(de\)\)/1e3\),W&&ze\(\)\}\)\}"
+    assert re.search(loop, script)
+    assert re.search(r"function He\(\)\{[^}]*W&&=!1\}", script) and "W=!0,ze()" in script
+    assert re.search(r"\bme=typeof window<`u`\?window\.requestAnimationFrame", script)
+    assert ",e=>U=e,()=>U)" in script  # bind:this
+    assert script.count(mend.before) == 1
+    mended = browser_internals.mended(f"/assets/{trackers[0].name}", script.encode()).decode()
+    assert mended.count(mend.after) == 1 and mend.before not in mended
+    assert mended.replace(mend.after, mend.before) == script  # nothing else changed
+
+
+def test_a_script_a_mend_does_not_name_or_does_not_match_is_sent_as_it_is(caplog, monkeypatch):
+    """Another Gradio's tracker goes unmended, with a warning: the page works without the mend, at its old cost."""
+    monkeypatch.setattr(browser_internals, "_unmended", set())  # warned once a process: not yet in this one
+    other = b"function ze(){W&&ze()})}"
+    assert browser_internals.mended("/assets/index-abc.js", other) is other
+    unlike = b"a script of another Gradio"
+    assert browser_internals.mended("/assets/statustracker-abc.js", unlike) == unlike
+    assert "not mended" in caplog.text

@@ -15,6 +15,7 @@ from ui import web
 
 SEEN: list[int] = []
 EVENT_STREAM = "text/event-stream"
+TRACKER = "function ze(){me(()=>{F(Pe,1),W&&ze()})}" + " " * 4000  # gradio's status tracker, in part
 PAGE = "<html><script>window.gradio_config = {...}</script></html>" * 2000  # a page as gradio's: its config inside
 
 
@@ -29,6 +30,10 @@ def script(request: Request) -> PlainTextResponse:
     return PlainTextResponse(PAGE, media_type="text/javascript")
 
 
+def tracker(request: Request) -> PlainTextResponse:
+    return PlainTextResponse(TRACKER, media_type="text/javascript")
+
+
 @pytest.fixture
 def client():
     SEEN.clear()
@@ -37,6 +42,7 @@ def client():
         Route("/gradio_api/upload", echo, methods=["POST"]),
         Route("/", lambda request: HTMLResponse(PAGE)),
         Route("/assets/index.js", script),
+        Route("/assets/statustracker-Ab1-2.js", tracker),
         Route("/gradio_api/queue/data", lambda request: StreamingResponse(iter([PAGE]), media_type=EVENT_STREAM)),
     ]
     return TestClient(Starlette(routes=routes, middleware=web.middleware()))
@@ -114,6 +120,19 @@ def test_gradios_scripts_are_compressed_once_and_kept_and_a_browser_may_keep_the
     assert web.kept_for("/gradio_api/file=/tmp/an-upload.js") is None  # a file of a user's: never kept
 
 
-def test_the_app_launches_with_the_guard_and_the_compression():
+def test_gradios_status_tracker_is_sent_mended_compressed_or_not_and_other_scripts_as_they_are(client):
+    from ui.browser_internals import IDLE_TIMER
+
+    mended = TRACKER.replace(IDLE_TIMER.before, IDLE_TIMER.after)
+    for encoding in ("gzip, deflate, br", "gzip", "identity"):
+        answer = client.get("/assets/statustracker-Ab1-2.js", headers={"accept-encoding": encoding})
+        assert answer.status_code == 200 and answer.text == mended, encoding
+    plain = client.get("/assets/statustracker-Ab1-2.js", headers={"accept-encoding": "identity"})
+    assert int(plain.headers["content-length"]) == len(mended.encode())
+    assert client.get("/assets/index.js").text == PAGE
+    assert client.get("/assets/statustracker-Missing.js").status_code == 404
+
+
+def test_the_app_launches_with_the_guard_the_compression_and_the_mends():
     middleware = [m.cls for m in app.LAUNCH_OPTIONS["app_kwargs"]["middleware"]]
-    assert middleware == [web.Guard, web.Compressed, web.KeptCompressed]
+    assert middleware == [web.Guard, web.Compressed, web.KeptCompressed, web.Mended]

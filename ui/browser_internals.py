@@ -6,12 +6,16 @@ underscores (`__PLOT_AREA__(plot)`); `with_internals` writes the function in its
 reaches into Gradio or plotly.js itself: `tests/test_layout.py` fails on one that does, and
 `tests/test_browser_internals.py` checks each internal in the installed Gradio's and plotly's own scripts. A new
 version of either means reading these again against its source. The page's head also holds `STREAM_KEEPER_JS`,
-which stands between Gradio's client and the server's stream of answers (its own tests there too).
+which stands between Gradio's client and the server's stream of answers (its own tests there too), and `MENDS` are
+the changes made to Gradio's own scripts as the server sends them (`ui.web.Mended`).
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import re
+from dataclasses import dataclass
 
 # The versions these were written against: requirements-app.txt pins Gradio, requirements-base.txt plotly, whose
 # package ships plotly.js (`plotly/package_data/plotly.min.js`, which the page loads: `ui.plot`).
@@ -138,3 +142,52 @@ if (!window.streamKeeper) {
     };
 }
 </script>"""
+
+
+@dataclass(frozen=True)
+class Mend:
+    """One change to one of Gradio's scripts, made as the server sends it: in the file whose address `script`
+    matches, the text `before`, found exactly once, becomes `after`."""
+
+    script: str  # a regular expression for the file's address (`/assets/statustracker-<hash>.js`)
+    before: str
+    after: str
+
+    def applies_to(self, path: str) -> bool:
+        return re.search(self.script, path) is not None
+
+
+# Gradio's status tracker (`StatusTracker.svelte`, the progress shown over a component while its event runs) counts
+# the seconds of a pending event in a loop of animation frames: `ze` asks for the next frame while `W` (the timer runs)
+# is true, and the tracker sets `W` false when its status leaves "pending". The tracker of the page's own loading is
+# taken out of the document while pending and never told: its loop asked for a frame 60 times a second for as long as
+# the page stayed open, and each frame made the browser compose the page again. An idle page cost 0.06 s of CPU a
+# second, all of it this loop; a phone in a lesson ran it for the whole hour. The mend lets the loop go on only while
+# the tracker's element (`U`, bound as the component mounts) is in the document: once it was there and is gone, the
+# timer stops (`W=!1`, so that a new pending status starts it again). An idle page then costs 0.005 s a second.
+IDLE_TIMER = Mend(
+    script=r"^/assets/statustracker-[\w-]+\.js$",
+    before="W&&ze()})}",
+    after="W&&(U&&(ze.s=1),U?U.isConnected:!ze.s)?ze():W=!1})}",
+)
+MENDS = (IDLE_TIMER,)
+
+_unmended: set[str] = set()
+
+
+def mended(path: str, script: bytes) -> bytes:
+    """`script`, served at `path`, with the `MENDS` for it made. One whose text is not found once (another Gradio)
+    is left out, with a warning the first time: the page works without it, at its old cost."""
+    text = None
+    for mend in MENDS:
+        if not mend.applies_to(path):
+            continue
+        text = script.decode("utf-8") if text is None else text
+        if text.count(mend.before) == 1:
+            text = text.replace(mend.before, mend.after)
+        elif mend.script not in _unmended:
+            _unmended.add(mend.script)
+            logging.getLogger(__name__).warning(
+                "Gradio's %s is not the one written against (Gradio %s): not mended", path, GRADIO_VERSION
+            )
+    return script if text is None else text.encode("utf-8")
