@@ -137,6 +137,7 @@ DOORS = {
     r"_plotly_utils": "explorer/figures/plotly_internals.py",
     r"changeLocale|\bcore-": "ui/browser_internals.py",  # gradio's core script in the browser
     r"_hoverdata|nsewdrag|_fullLayout|_fullData|\._ev\b": "ui/browser_internals.py",  # plotly.js's
+    r"statustracker": "ui/browser_internals.py",  # a script of gradio's page, mended as it is sent
 }
 
 
