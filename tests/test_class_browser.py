@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import accessibility
-from benchmarks.real_app import CHROMIUM
+from benchmarks.real_app import CHROMIUM, EVENT_TAP_JS, settled
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
@@ -30,6 +30,7 @@ FOLLOW_S = 5.0  # generous for a busy test machine; the benchmark measures the r
 def opened(browser, url: str, width: int, height: int, locale: str = "en-US"):
     # a context of its own: a class's pages stay open together, each holding two of the browser's six connections
     page = browser.new_page(viewport={"width": width, "height": height}, locale=locale, own_context=True)
+    page.add_init_script(EVENT_TAP_JS)  # its events counted, for `settled`
     page.set_default_timeout(60_000)
     page.goto(url)
     page.wait_for_selector("#share-link a")  # the first view is drawn
@@ -170,7 +171,9 @@ def test_the_class_and_lesson_boxes_and_the_lesson_bar_pass_the_accessibility_au
     page.wait_for_selector("#lesson-box.folded", state="attached")  # it folded as the lesson opened
     page.click("#lesson-toggle")
     page.click("#class-toggle")
-    page.wait_for_timeout(500)
+    for box in ("#lesson-box", "#class-box"):
+        page.wait_for_selector(f"{box}:not(.folded)")
+    settled(page)  # the lesson's first moment answered and drawn
     page.screenshot(path=str(ARTIFACTS / f"lesson-box-{language}-{width}.png"), full_page=True)
     findings = accessibility.audit_as_shown(page, language, width, "lesson and class boxes")
     assert accessibility.blocking(findings) == [], findings

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.real_app import CHROMIUM, App
+from benchmarks.real_app import CHROMIUM, EVENT_TAP_JS, App, settled
 
 if not Path(CHROMIUM).exists():
     pytest.skip("Debian's chromium is not installed (.ci/run installs it)", allow_module_level=True)
@@ -39,18 +39,18 @@ VIEW_JS = """() => {
 
 
 def settled_view(page) -> dict:
-    """`VIEW_JS` once the page has settled: no event in progress (gradio writes "processing" over the outputs of an
-    event it waits for: the events a restored link's values set off, for instance), and the same in two reads half a
-    second apart."""
-    page.wait_for_timeout(500)  # the last answer settles (the link follows every action)
-    before = None
-    for _ in range(40):
-        view = page.evaluate(VIEW_JS)
-        if view == before and "processing |" not in json.dumps(view):
-            return view
-        before = view
-        page.wait_for_timeout(500)
-    raise AssertionError(f"the page did not settle: {before}")
+    """`VIEW_JS` once the page has settled (`settled`: every event it sent answered, the events a restored link's
+    values set off among them, and the figures in the window drawn)."""
+    settled(page)
+    return page.evaluate(VIEW_JS)
+
+
+def page_counting_events(browser):
+    """A page whose events are counted (`EVENT_TAP_JS`), for `settled`."""
+    page = browser.new_page(viewport={"width": 1280, "height": 1200})
+    page.add_init_script(EVENT_TAP_JS)
+    page.set_default_timeout(30_000)
+    return page
 
 
 @pytest.fixture(scope="module")
@@ -63,8 +63,7 @@ def second_app():
 
 def test_a_share_link_made_on_one_process_opens_the_same_view_on_another(real_app, second_app, browser):
     first, second = real_app, second_app
-    page = browser.new_page(viewport={"width": 1280, "height": 1200})
-    page.set_default_timeout(30_000)
+    page = page_counting_events(browser)
     page.goto(first.url)
     page.wait_for_selector("#attention-plot .js-plotly-plot")
     for _ in range(2):
@@ -78,8 +77,7 @@ def test_a_share_link_made_on_one_process_opens_the_same_view_on_another(real_ap
     link = page.locator("#share-link a").first.get_attribute("href")
     assert link.startswith("?state=")
 
-    other = browser.new_page(viewport={"width": 1280, "height": 1200})
-    other.set_default_timeout(30_000)
+    other = page_counting_events(browser)
     other.goto(second.url + link)
     other.wait_for_function("() => document.querySelector('#attention-plot .gtitle')?.textContent"
                             ".startsWith('encoder')")  # fmt: skip
