@@ -41,14 +41,16 @@ How "translation shown" is detected (Run): the output textbox `#output-text` hol
 (found beforehand by stepping through the sentence once), the candidates plot's title says the translation is
 finished, and the heatmap has been drawn with the final number of rows.
 
-Where the time goes. An init script wraps `window.fetch` and taps the server-sent-event stream of every event
-(`/queue/data`), passing it through unchanged: the size of the stream, the number of output messages, Gradio's own
-`duration` of the handler in each (the model's forward pass and building the figures; not the JSON encoding),
-and when Gradio's client read the final `process_completed` message. Per step (and likewise per run):
-`step_server_fn_ms_median` (the handler), `step_message_ms_median` (click → the answer read by the page: queue,
-handler, encoding, network), `step_stream_end_ms_median` (click → the whole stream received by the network stack,
-from Resource Timing), `step_browser_ms_median` (the answer read → the heatmap drawn: JSON parsing, Svelte
-updates, Plotly) and `step_message_bytes_median`. For Run the client reads the stream as fast as it renders the
+Where the time goes. An init script wraps `window.fetch` and taps the server-sent-event stream of answers
+(`/queue/data`), passing it through unchanged (`benchmarks.real_app.EVENT_TAP_JS`), and reads for each event sent
+since the click, on whichever stream its answer came (the page's stream keeper may hold one open across actions):
+the size of its messages, their number, Gradio's own `duration` of the handler in each (the model's forward pass and
+building the figures; not the JSON encoding), and when Gradio's client read its `process_completed` message. Per
+step (and likewise per run): `step_server_fn_ms_median` (the handler), `step_message_ms_median` (click → the answer
+read by the page: queue, handler, encoding, network), `step_stream_end_ms_median` (click → the whole stream
+received by the network stack, from Resource Timing, where a stream opened after the click and ended),
+`step_browser_ms_median` (the answer read → the heatmap drawn: JSON parsing, Svelte updates, Plotly) and
+`step_message_bytes_median`. For Run the client reads the stream as fast as it renders the
 streamed updates, so `run_message_ms` lags `run_stream_end_ms` when the browser is the bottleneck.
 
 * **Opening a view** — `open_<view>_ms_median` for each tab (`benchmarks.real_app.TABS`): from clicking its tab until
@@ -144,21 +146,27 @@ const untilFrame = (t0, done, what) => new Promise((resolve, reject) => {
     };
     requestAnimationFrame(poll);
 });
-const answer = async (t0) => {  // the event's stream (opened after the click): its timings and size
-    const stream = window.events.streams.filter(s => s.start >= t0).pop();
-    let entry = null;  // Resource Timing: when the network stack had received the whole stream
-    for (let i = 0; i < 100 && !entry; i++) {
-        entry = performance.getEntriesByType('resource')
-            .filter(e => e.name.includes('/queue/data') && e.startTime >= t0).pop();
-        if (!entry) await new Promise(resolve => setTimeout(resolve, 10));
-    }
+const answer = async (t0) => {  // the events sent since the click: their timings and sizes, on whichever stream
+    const sent = () => window.events.joins.filter(j => j.sentAt >= t0).map(j => window.events.byEvent[j.id]);
+    const pause = () => new Promise(resolve => setTimeout(resolve, 10));
+    for (let i = 0; i < 100 && !sent().length; i++) await pause();  // a join's event id comes with its answer
+    // Resource Timing: when the network stack had received the whole stream, if one opened since the click and ended
+    const streamEnd = () => performance.getEntriesByType('resource')
+        .filter(e => e.name.includes('/queue/data') && e.startTime >= t0).pop();
+    let entry = streamEnd();
+    for (let i = 0; i < 20 && !entry; i++) { await pause(); entry = streamEnd(); }
     performance.clearResourceTimings();
+    const events = sent();
+    if (!events.length) return {message_ms: null, stream_end_ms: null, message_bytes: null, messages: null,
+                                server_fn_ms: null};
+    const sum = (key) => events.reduce((total, e) => total + e[key], 0);
+    const answered = events.every(e => e.completedAt !== null);
     return {
-        message_ms: stream && stream.completedAt !== null ? stream.completedAt - t0 : null,
+        message_ms: answered ? Math.max(...events.map(e => e.completedAt)) - t0 : null,
         stream_end_ms: entry ? entry.responseEnd - t0 : null,
-        message_bytes: stream ? stream.bytes : null,
-        messages: stream ? stream.messages : null,
-        server_fn_ms: stream ? 1000 * stream.serverFnS : null,
+        message_bytes: sum('bytes'),
+        messages: sum('messages'),
+        server_fn_ms: 1000 * sum('serverFnS'),
     };
 };
 """.replace("TIMEOUT_MS", str(ACTION_TIMEOUT_MS))
@@ -329,6 +337,7 @@ def _breakdown(name: str, results: list[dict[str, Any]]) -> dict[str, Any]:
         f"{name}_stream_end_ms_median": median_of(results, "stream_end_ms"),
         f"{name}_browser_ms_median": median_of(results, "browser_ms"),
         f"{name}_message_bytes_median": median_of(results, "message_bytes", 0),
+        f"{name}_answers_read": sum(r.get("message_ms") is not None for r in results),  # of len(results)
     }
 
 

@@ -193,17 +193,23 @@ def shown_model(page) -> str:
 # POST to /queue/join each, less those the server refused or the network lost, whose status or error goes to
 # `window.events.refused`) and those answered (`window.events.answered`: one `process_completed` message each); keeps
 # each event stream's numbers (`window.events.streams`: when it opened, its bytes, its answers, the seconds the server
-# says its handlers took, when the last answer came); and calls `window.events.onPartial`, where a test sets it, on an
-# answer still generating (a Run's text as it grows), before Gradio draws it. The streams are read from a copy, and
+# says its handlers took, when the last answer came) and each event's (`window.events.joins`, its id and when it was
+# sent, in order; `window.events.byEvent[id]`: the bytes of its messages, how many, its handler's seconds, when its
+# answer came; one stream may carry the answers of many events, kept open by the page's stream keeper); and calls
+# `window.events.onPartial`, where a test sets it, on an answer still generating (a Run's text as it grows), before
+# Gradio draws it. The streams are read from a copy, and
 # Gradio reads its own response untouched (a response wrapped in a new one lost an answer now and then); an error
 # reading the copy goes to the stream's `error`.
 EVENT_TAP_JS = """
-window.events = {sent: 0, answered: 0, refused: [], streams: [], onPartial: null};
+window.events = {sent: 0, answered: 0, refused: [], streams: [], joins: [], byEvent: {}, onPartial: null};
 const fetchAsGradioDoes = window.fetch;
+const eventRecord = (id) => window.events.byEvent[id] ??= {bytes: 0, messages: 0, serverFnS: 0, completedAt: null};
+const utf8 = new TextEncoder();
 window.fetch = async (...args) => {
     const url = String((args[0] && args[0].url) || args[0]);
     if (url.includes('/queue/join')) {
         window.events.sent += 1;
+        const sentAt = performance.now();
         const refused = (why) => { window.events.sent -= 1; window.events.refused.push(why); };
         let response;
         try {
@@ -213,6 +219,11 @@ window.fetch = async (...args) => {
             throw error;
         }
         if (!response.ok) refused(response.status);
+        else response.clone().json().then((body) => {
+            if (!body || !body.event_id) return;
+            window.events.joins.push({id: body.event_id, sentAt});
+            eventRecord(body.event_id);
+        }, () => {});
         return response;
     }
     const response = await fetchAsGradioDoes(...args);
@@ -232,11 +243,16 @@ window.fetch = async (...args) => {
                 let message;
                 try { message = JSON.parse(line.slice(5)); } catch (error) { continue; }  // not JSON: not ours
                 if (message.msg !== 'process_generating' && message.msg !== 'process_completed') continue;
+                const seconds = (message.output && message.output.duration) || 0;
                 stream.messages += 1;
-                stream.serverFnS += (message.output && message.output.duration) || 0;
+                stream.serverFnS += seconds;
+                const event = eventRecord(message.event_id);
+                event.messages += 1;
+                event.bytes += utf8.encode(line).length;
+                event.serverFnS += seconds;
                 if (message.msg === 'process_completed') {
                     window.events.answered += 1;
-                    stream.completedAt = performance.now();
+                    stream.completedAt = event.completedAt = performance.now();
                 } else if (window.events.onPartial) {
                     window.events.onPartial();
                 }

@@ -101,6 +101,11 @@ def test_the_app_benchmark_in_quick_mode():
     assert app["rss_ready_mb"] > 0 and app["peak_mb"] >= app["rss_ready_mb"]
     assert 0 < app["step_heatmap_ms_median"] <= app["step_ms_median"]  # the heatmap is one of the figures
     assert app["inside_step_ms_median"] > 0 and app["walkthrough_step_ms_median"] > 0
+    # every timed Step's answer read, whichever stream it came on (the page's keeper may hold one open): its handler's
+    # time, its size and when the page read it
+    assert app["step_answers_read"] == len(app["step_ms_each"]) > 0
+    assert app["step_server_fn_ms_median"] > 0 and app["step_message_bytes_median"] > 1000
+    assert 0 < app["step_message_ms_median"] <= app["step_ms_median"]
     text = report.render_app(app)
     assert f"| Step → every visible figure drawn (ms) | {app['step_ms_median']} |" in text
     assert "| Step → the whole walkthrough drawn (ms) |" in text
