@@ -35,7 +35,11 @@ def pytest_xdist_auto_num_workers(config) -> int:
 
 
 def pytest_collection_modifyitems(config, items):
-    """Tests marked `cuda` are skipped where there is no GPU, so that one command runs the suite everywhere."""
+    """Tests marked `cuda` are skipped where there is no GPU, so that one command runs the suite everywhere. Tests
+    marked `long` run first: pytest-xdist hands the tests out in their order, and a worker with nothing left takes
+    the last of another's, so a long test late in the order ran alone at the end of the run (the accessibility audits,
+    half a minute each, left a core idle for most of the run's last minute)."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)  # stable: the rest in their own order
     if torch.cuda.is_available():
         return
     no_gpu = pytest.mark.skip(reason="needs a CUDA GPU")

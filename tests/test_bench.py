@@ -87,6 +87,7 @@ def sections(markdown: str) -> dict[str, str]:
     return {part.split("\n", 1)[0]: part for part in parts}
 
 
+@pytest.mark.long
 @pytest.mark.slow
 @pytest.mark.browser
 def test_the_app_benchmark_in_quick_mode():

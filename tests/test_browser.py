@@ -1188,6 +1188,7 @@ def the_tab_bar_shows(tab, chosen: str, language: str) -> None:
 HOLDING = {view: tab for view, (tab, _section) in SECTIONS.items()}  # the tab that shows each section
 
 
+@pytest.mark.long
 @pytest.mark.parametrize(("language", "presentation"), [("en", True), ("zh", False)])
 def test_the_teachers_guide_from_start_to_end(browser, app_url, language, presentation):
     """Issue 35: docs/teachers-guide.md followed as written, on the projector's 1024×768, in English (in the
@@ -1387,6 +1388,7 @@ MODEL_SHOWN = "document.querySelector('#model-select input').value"
 TRAINED_MODEL_SHOWN = f"() => {MODEL_SHOWN}.startsWith('reverse · 2 layers')"
 
 
+@pytest.mark.long
 def test_train_watch_the_attention_form_scrub_explore_download_and_load(browser, app_url, tmp_path):
     """Issue 24: Train the default reverse task; the curves come, the probe's attention changes as it learns; Pause;
     the slider scrubs back to step 0 in the browser; explore the model with Step; download it, and load the file
@@ -1707,6 +1709,7 @@ def test_the_accessibility_audit_finds_what_it_is_shown_and_runs_again_on_the_sa
         assert {f.rule for f in accessibility.blocking(found)} == {"button-name", "image-alt"}, found
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_every_view_passes_the_accessibility_audit(browser, app_url, language):
     """Issue 35 §4: axe-core over every view after a Step, in both languages, at 1400 and at 390 px wide (the window

@@ -61,6 +61,7 @@ def step(page) -> str:
     return output(page)
 
 
+@pytest.mark.long
 def test_a_class_follows_the_teacher_breaks_away_snaps_back_and_survives_a_restart(real_app, browser):
     teacher = opened(browser, real_app.url, 1024, 768)
     teacher.click("#class-toggle")

@@ -61,6 +61,7 @@ def second_app():
     app.close()
 
 
+@pytest.mark.long
 def test_a_share_link_made_on_one_process_opens_the_same_view_on_another(real_app, second_app, browser):
     first, second = real_app, second_app
     page = page_counting_events(browser)
