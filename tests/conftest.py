@@ -34,12 +34,27 @@ def pytest_xdist_auto_num_workers(config) -> int:
     return max(1, min(MAX_WORKERS, os.cpu_count() or 1))
 
 
+def in_running_order(items: list, workers: int) -> list:
+    """`items` with the tests marked `long` first. pytest-xdist (`--dist worksteal`) gives the first worker the first
+    `len(items) // workers` tests and the next worker the next, and a worker with nothing left takes the last of
+    another's: a long test late in the order ran alone at the end of the run (the accessibility audits, half a minute
+    each, left a core idle for most of the run's last minute). So the long tests that work (a browser's pages, a
+    benchmark) open the first worker's share, and those that mostly wait (a class in real time, `long(waits=True)`)
+    open the second's, beside them; the others keep their order."""
+    marked = [item for item in items if item.get_closest_marker("long")]
+    waiting = [item for item in marked if item.get_closest_marker("long").kwargs.get("waits")]
+    working = [item for item in marked if item not in waiting]
+    rest = [item for item in items if not item.get_closest_marker("long")]
+    if workers < 2:
+        return working + waiting + rest
+    first = len(items) // workers - len(working)  # the rest of the first worker's share
+    return working + rest[:first] + waiting + rest[first:]
+
+
 def pytest_collection_modifyitems(config, items):
-    """Tests marked `cuda` are skipped where there is no GPU, so that one command runs the suite everywhere. Tests
-    marked `long` run first: pytest-xdist hands the tests out in their order, and a worker with nothing left takes
-    the last of another's, so a long test late in the order ran alone at the end of the run (the accessibility audits,
-    half a minute each, left a core idle for most of the run's last minute)."""
-    items.sort(key=lambda item: item.get_closest_marker("long") is None)  # stable: the rest in their own order
+    """Tests marked `cuda` are skipped where there is no GPU, so that one command runs the suite everywhere; the
+    tests are put in their running order (`in_running_order`)."""
+    items[:] = in_running_order(items, WORKERS)
     if torch.cuda.is_available():
         return
     no_gpu = pytest.mark.skip(reason="needs a CUDA GPU")

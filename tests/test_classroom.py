@@ -10,7 +10,7 @@ import pytest
 from benchmarks import classroom
 
 
-@pytest.mark.long
+@pytest.mark.long(waits=True)
 @pytest.mark.slow
 def test_a_small_class_gets_exactly_what_each_student_would_get_alone(real_app):
     pids = [real_app.process.pid]
@@ -39,7 +39,7 @@ def test_the_student_sends_every_control_of_the_page_in_its_order():
     ]
 
 
-@pytest.mark.long
+@pytest.mark.long(waits=True)
 @pytest.mark.slow
 def test_the_class_mode_follows_the_teacher_and_counts_every_answer(real_app):
     """One teacher and 4 students for 20 s: every view the teacher sends reaches every student, each shows the
