@@ -1003,10 +1003,29 @@ def test_the_text_is_set_in_the_typeface_the_app_serves(browser, app_url):
 TAB_TITLES = "[...document.querySelectorAll('#views [role=tab]')].map(tab => tab.innerText)"
 
 
+# The first words the page showed on its Step button and its first tab, read at every frame until both are there.
+FIRST_WORDS_JS = """
+window.firstWords = {};
+const readFirstWords = () => {
+    const shown = {step: document.querySelector('#step-btn'), tab: document.querySelector('#views [role=tab]')};
+    for (const [name, element] of Object.entries(shown)) {
+        if (element && element.innerText.trim() && !(name in window.firstWords)) {
+            window.firstWords[name] = element.innerText.trim();
+        }
+    }
+    if (Object.keys(window.firstWords).length < 2) requestAnimationFrame(readFirstWords);
+};
+requestAnimationFrame(readFirstWords);
+"""
+
+
 def test_the_page_opens_in_chinese_and_switches_back_without_a_reload(browser, app_url):
-    """Issue 25: `?lang=zh` opens the page in Chinese (gradio's own language too), set in a Chinese typeface that the
-    app serves; the switch goes back to English in place and writes the language into the address."""
+    """Issue 25: `?lang=zh` opens the page in Chinese (gradio's own language too), from the first frame the Step button
+    is in, in this English browser (`ui.i18n.PAGE_LANGUAGE_JS`: two seconds of English before it), set in a Chinese
+    typeface that the app serves; the switch goes back to English in place and writes the language into the
+    address."""
     tab = browser.new_page(viewport={"width": 1400, "height": 1000})
+    tab.add_init_script(FIRST_WORDS_JS)
     loaded = []
     tab.on("response", lambda r: loaded.append((r.status, r.url)) if "noto-sans-sc" in r.url else None)
     tab.goto(app_url + "?lang=zh")
@@ -1019,6 +1038,7 @@ def test_the_page_opens_in_chinese_and_switches_back_without_a_reload(browser, a
     assert loaded and all(status == 200 for status, _ in loaded), loaded  # only the slices the page's text needs
     assert len(loaded) < 20
     assert tab.locator("#step-btn").inner_text() == "下一步" and tab.locator("#source-text textarea").input_value()
+    assert tab.evaluate("() => window.firstWords") == {"step": "下一步", "tab": "注意力"}
     tab.wait_for_function(f"() => {TAB_TITLES}.includes('单步详解')")
     assert step(tab)  # a Chinese page steps like an English one
     tab.get_by_label("English").check()

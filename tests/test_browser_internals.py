@@ -148,3 +148,15 @@ def test_a_script_a_mend_does_not_name_or_does_not_match_is_sent_as_it_is(caplog
     unlike = b"a script of another Gradio"
     assert browser_internals.mended("/assets/statustracker-abc.js", unlike) == unlike
     assert "not mended" in caplog.text
+
+
+def test_gradio_takes_its_first_language_from_the_browsers_as_its_page_starts():
+    """`PAGE_LANGUAGE`: Gradio's page has one `<head>`, before its own scripts, where the script goes; and Gradio reads
+    the browser's language from `navigator.language` (else the first of `navigator.languages`)."""
+    page = (GRADIO_ASSETS.parent / "index.html").read_text(encoding="utf-8")
+    assert page.count(browser_internals.PAGE_LANGUAGE.before) == 1
+    assert page.index("<head>") < page.index('<script type="module"')
+    runtimes = [p for p in GRADIO_ASSETS.glob("runtime-*.js") if "navigator.language" in p.read_text(encoding="utf-8")]
+    assert len(runtimes) == 1, runtimes
+    assert "window.navigator.language||window.navigator.languages[0]" in runtimes[0].read_text(encoding="utf-8")
+    assert browser_internals.PAGE_LANGUAGE.applies_to("/") and not browser_internals.PAGE_LANGUAGE.applies_to("/x")

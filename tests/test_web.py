@@ -133,6 +133,18 @@ def test_gradios_status_tracker_is_sent_mended_compressed_or_not_and_other_scrip
     assert client.get("/assets/statustracker-Missing.js").status_code == 404
 
 
+def test_the_page_is_sent_with_its_language_script_first():
+    from ui.browser_internals import PAGE_LANGUAGE_JS
+
+    page = "<html><head><title>t</title></head><body>" + "x" * 5000 + "</body></html>"
+    routes = [Route("/", lambda request: HTMLResponse(page), methods=["GET", "HEAD"])]
+    client = TestClient(Starlette(routes=routes, middleware=web.middleware()))
+    for encoding in ("gzip", "identity"):
+        answer = client.get("/?lang=zh", headers={"accept-encoding": encoding})
+        assert answer.text == page.replace("<head>", "<head>" + PAGE_LANGUAGE_JS), encoding
+    assert client.head("/").status_code == 200
+
+
 def test_the_app_launches_with_the_guard_the_compression_and_the_mends():
     middleware = [m.cls for m in app.LAUNCH_OPTIONS["app_kwargs"]["middleware"]]
     assert middleware == [web.Guard, web.Compressed, web.KeptCompressed, web.Mended]

@@ -7,7 +7,7 @@ reaches into Gradio or plotly.js itself: `tests/test_layout.py` fails on one tha
 `tests/test_browser_internals.py` checks each internal in the installed Gradio's and plotly's own scripts. A new
 version of either means reading these again against its source. The page's head also holds `STREAM_KEEPER_JS`,
 which stands between Gradio's client and the server's stream of answers (its own tests there too), and `MENDS` are
-the changes made to Gradio's own scripts as the server sends them (`ui.web.Mended`).
+the changes made to Gradio's own scripts and page as the server sends them (`ui.web.Mended`).
 """
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ class Mend:
     """One change to one of Gradio's scripts, made as the server sends it: in the file whose address `script`
     matches, the text `before`, found exactly once, becomes `after`."""
 
-    script: str  # a regular expression for the file's address (`/assets/statustracker-<hash>.js`)
+    script: str  # a regular expression for the file's address (`/assets/statustracker-<hash>.js`; `/`: the page)
     before: str
     after: str
 
@@ -170,7 +170,33 @@ IDLE_TIMER = Mend(
     before="W&&ze()})}",
     after="W&&(U&&(ze.s=1),U?U.isConnected:!ze.s)?ze():W=!1})}",
 )
-MENDS = (IDLE_TIMER,)
+# Gradio chooses its own language (and so that of the page's fixed text, `ui.i18n`) from the browser's as its scripts
+# start (`navigator.language`), before the page's `head` (which it writes in later) runs; the page's language was
+# set only once its opening had been answered (`ui.i18n.SET_LOCALE_JS`), and an English browser opening a `?lang=zh`
+# link showed the page in English for two seconds (from 1.4 s to 3.5 s after it was opened, on the 2-core CPU). This
+# script, written into the page's HTML first, makes the browser's language the address's (`?lang=en`, `?lang=zh`),
+# read at each call, before Gradio reads it; an address without one leaves it as the browser has it.
+PAGE_LANGUAGE_JS = """<script>
+(() => {
+    const tags = {en: "en", zh: "zh-CN"};
+    const asked = () => tags[new URLSearchParams(location.search).get("lang")];
+    for (const name of ["language", "languages"]) {
+        const browsers = Object.getOwnPropertyDescriptor(Navigator.prototype, name);
+        if (!browsers || !browsers.get) continue;
+        Object.defineProperty(Navigator.prototype, name, {
+            configurable: true,
+            enumerable: browsers.enumerable,
+            get() {
+                const tag = asked();
+                if (!tag) return browsers.get.call(this);
+                return name === "language" ? tag : Object.freeze([tag]);
+            },
+        });
+    }
+})();
+</script>"""
+PAGE_LANGUAGE = Mend(script=r"^/$", before="<head>", after="<head>" + PAGE_LANGUAGE_JS)
+MENDS = (IDLE_TIMER, PAGE_LANGUAGE)
 
 _unmended: set[str] = set()
 

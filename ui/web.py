@@ -24,8 +24,9 @@ page sent compressed.
   (`immutable`), a day for plotly.js. Gradio's compression passes an answer already compressed as it is.
 
 * **Gradio's scripts mended.** `Mended` makes the changes `ui.browser_internals.MENDS` lists to the scripts of
-  gradio's they name, before they are compressed and kept: a loop of gradio's page that went on after its element was
-  gone (an idle page cost 0.06 s of CPU a second; now 0.005).
+  gradio's they name, and to its page, before they are compressed: a loop of gradio's page that went on after its
+  element was gone (an idle page cost 0.06 s of CPU a second; now 0.005), and the page's language from its first
+  frame.
 
 They are ASGI middleware (`Guard`, `Compressed`, `KeptCompressed`, `Mended`), given to gradio's FastAPI app through
 `launch(app_kwargs=…)` (`app.py`).
@@ -201,7 +202,7 @@ class KeptCompressed:
 
 
 class Mended:
-    """The ASGI middleware of the module's docstring: a script of gradio's that a mend of
+    """The ASGI middleware of the module's docstring: a script of gradio's (or its page) that a mend of
     `ui.browser_internals.MENDS` names is fetched from gradio whole and sent mended. Anything else passes as it is, and
     so does an answer that is not the whole file (a part of it, not modified since, compressed)."""
 
@@ -210,7 +211,8 @@ class Mended:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
-        if scope["type"] != "http" or not any(mend.applies_to(path) for mend in browser_internals.MENDS):
+        asked = scope["type"] == "http" and scope["method"] == "GET"  # (a HEAD has no body to mend)
+        if not asked or not any(mend.applies_to(path) for mend in browser_internals.MENDS):
             await self.app(scope, receive, send)
             return
         status, raw, body = await whole_answer(self.app, scope, receive)
