@@ -70,12 +70,16 @@ The window is 1400×1000 (`VIEWPORT`), a laptop's, as the issue that set the tar
   `class_step_ms_*` from the browser, and the class's own Step latencies from its report. Everything shares this
   machine's two cores, as a teacher's laptop serving a class would.
 
-Run with `python -m benchmarks.app_bench [--quick] [--json PATH] [--class N]`.
+`measure_idle_page(url)` (`--idle`): what a page left open costs the machine while nobody uses it, Chromium's CPU
+seconds a second over 20 s.
+
+Run with `python -m benchmarks.app_bench [--quick] [--json PATH] [--class N] [--idle]`.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 import time
@@ -651,7 +655,64 @@ def measure_step_in_a_class(students: int = 30, seconds: float = 120, model: str
     }
 
 
+def _browser_cpu_s() -> float:
+    """The CPU seconds (user and system) of every Chromium process this process started, and of their children, read
+    from /proc (0 where there is none to read)."""
+    parents, cpu = {}, {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            chromium = "chrom" in os.readlink(stat.parent / "exe")
+        except OSError:  # the process ended as it was read
+            continue
+        pid = int(stat.parent.name)
+        parents[pid] = int(fields[1])
+        cpu[pid] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK") if chromium else 0.0
+
+    def ours(pid: int) -> bool:
+        while pid > 1:
+            pid = parents.get(pid, 0)
+            if pid == os.getpid():
+                return True
+        return False
+
+    return sum(seconds for pid, seconds in cpu.items() if seconds and ours(pid))
+
+
+def measure_idle_page(url: str, seconds: float = 20.0, settle_s: float = 3.0) -> dict[str, float]:
+    """What a page of the app left open costs the machine while nobody uses it: Chromium's CPU seconds a second
+    (`idle_page_cpu_s_per_s`, every process of its own, read from /proc), over `seconds` from `settle_s` after its
+    opening was answered and drawn; and what the opening cost it (`opening_cpu_s`, a first page: nothing cached)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport=VIEWPORT)
+            page.add_init_script(EVENT_TAP_JS)
+            before_opening = _browser_cpu_s()
+            page.goto(url)
+            page.wait_for_selector("#attention-plot .js-plotly-plot", timeout=ACTION_TIMEOUT_MS)
+            settled(page)
+            opening = _browser_cpu_s() - before_opening
+            page.wait_for_timeout(settle_s * 1000)
+            before, start = _browser_cpu_s(), time.perf_counter()
+            page.wait_for_timeout(seconds * 1000)
+            idle = (_browser_cpu_s() - before) / (time.perf_counter() - start)
+            return {"idle_page_cpu_s_per_s": round(idle, 4), "idle_s": seconds, "opening_cpu_s": round(opening, 2)}
+        finally:
+            browser.close()
+
+
 if __name__ == "__main__":
+    if "--idle" in sys.argv:
+        app = App()
+        app.start()
+        try:
+            print(json.dumps(measure_idle_page(app.url), indent=2))
+        finally:
+            app.close()
+        raise SystemExit
     if "--class" in sys.argv:
         students = int(sys.argv[sys.argv.index("--class") + 1])
         print(json.dumps(measure_step_in_a_class(students), indent=2, ensure_ascii=False))

@@ -192,12 +192,11 @@ def shown_model(page) -> str:
 # browser tests and the app benchmark. It counts the events the page sent to the server (`window.events.sent`: one
 # POST to /queue/join each, less those the server refused or the network lost, whose status or error goes to
 # `window.events.refused`) and those answered (`window.events.answered`: one `process_completed` message each); keeps
-# each event stream's numbers (`window.events.streams`: when it opened, its bytes, its answers, the seconds the server
-# says its handlers took, when the last answer came) and each event's (`window.events.joins`, its id and when it was
-# sent, in order; `window.events.byEvent[id]`: the bytes of its messages, how many, its handler's seconds, when its
-# answer came; one stream may carry the answers of many events, kept open by the page's stream keeper); and calls
-# `window.events.onPartial`, where a test sets it, on an answer still generating (a Run's text as it grows), before
-# Gradio draws it. The streams are read from a copy, and
+# each event's numbers (`window.events.joins`: its id and when it was sent, in order; `window.events.byEvent[id]`: the
+# bytes of its messages, how many, its handler's seconds as the server says, when its answer came), read from
+# whichever stream carried them (one may carry the answers of many events, kept open by the page's stream keeper),
+# and each stream's opening (`window.events.streams`); and calls `window.events.onPartial`, where a test sets it, on an
+# answer still generating (a Run's text as it grows), before Gradio draws it. The streams are read from a copy, and
 # Gradio reads its own response untouched (a response wrapped in a new one lost an answer now and then); an error
 # reading the copy goes to the stream's `error`.
 EVENT_TAP_JS = """
@@ -228,13 +227,12 @@ window.fetch = async (...args) => {
     }
     const response = await fetchAsGradioDoes(...args);
     if (!url.includes('/queue/data') || !response.body) return response;
-    const stream = {start: performance.now(), bytes: 0, messages: 0, serverFnS: 0, completedAt: null, error: null};
+    const stream = {start: performance.now(), error: null};
     window.events.streams.push(stream);
     const reader = response.clone().body.getReader(), decoder = new TextDecoder();
     (async () => {
         let pending = '';
         for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
-            stream.bytes += chunk.value.byteLength;
             pending += decoder.decode(chunk.value, {stream: true});
             const lines = pending.split('\\n');
             pending = lines.pop();
@@ -243,16 +241,13 @@ window.fetch = async (...args) => {
                 let message;
                 try { message = JSON.parse(line.slice(5)); } catch (error) { continue; }  // not JSON: not ours
                 if (message.msg !== 'process_generating' && message.msg !== 'process_completed') continue;
-                const seconds = (message.output && message.output.duration) || 0;
-                stream.messages += 1;
-                stream.serverFnS += seconds;
                 const event = eventRecord(message.event_id);
                 event.messages += 1;
                 event.bytes += utf8.encode(line).length;
-                event.serverFnS += seconds;
+                event.serverFnS += (message.output && message.output.duration) || 0;
                 if (message.msg === 'process_completed') {
                     window.events.answered += 1;
-                    stream.completedAt = event.completedAt = performance.now();
+                    event.completedAt = performance.now();
                 } else if (window.events.onPartial) {
                     window.events.onPartial();
                 }

@@ -41,13 +41,13 @@ def in_running_order(items: list, workers: int) -> list:
     each, left a core idle for most of the run's last minute). So the long tests that work (a browser's pages, a
     benchmark) open the first worker's share, and those that mostly wait (a class in real time, `long(waits=True)`)
     open the second's, beside them; the others keep their order."""
-    marked = [item for item in items if item.get_closest_marker("long")]
-    waiting = [item for item in marked if item.get_closest_marker("long").kwargs.get("waits")]
-    working = [item for item in marked if item not in waiting]
-    rest = [item for item in items if not item.get_closest_marker("long")]
+    working, waiting, rest = [], [], []
+    for item in items:
+        long = item.get_closest_marker("long")
+        (rest if long is None else waiting if long.kwargs.get("waits") else working).append(item)
     if workers < 2:
         return working + waiting + rest
-    first = len(items) // workers - len(working)  # the rest of the first worker's share
+    first = max(0, len(items) // workers - len(working))  # the rest of the first worker's share
     return working + rest[:first] + waiting + rest[first:]
 
 

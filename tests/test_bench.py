@@ -112,6 +112,20 @@ def test_the_app_benchmark_in_quick_mode():
     assert "| Step → the whole walkthrough drawn (ms) |" in text
 
 
+@pytest.mark.slow
+@pytest.mark.browser
+def test_the_idle_page_measure_reads_the_cpu_of_its_own_chromium(real_app):
+    """`python -m benchmarks.app_bench --idle` (the README's figure), over a second of the session's app: Chromium's
+    processes of this test found and read (a page's opening costs seconds of CPU; idle, far less than a core)."""
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Debian's chromium is not installed")
+    from benchmarks.app_bench import measure_idle_page
+
+    idle = measure_idle_page(real_app.url, seconds=1, settle_s=0)
+    assert idle["opening_cpu_s"] > 0.2  # its Chromium found: a page's opening costs it seconds of CPU
+    assert idle["idle_s"] == 1 and 0 <= idle["idle_page_cpu_s_per_s"] < 1
+
+
 def test_listens_on_names_the_process_that_listens_on_a_port():
     """`App.start` takes a 200 only from its own app: under pytest-xdist another worker's app may have taken the
     port it chose, and answer in its place."""

@@ -1021,9 +1021,9 @@ requestAnimationFrame(readFirstWords);
 
 def test_the_page_opens_in_chinese_and_switches_back_without_a_reload(browser, app_url):
     """Issue 25: `?lang=zh` opens the page in Chinese (gradio's own language too), from the first frame the Step button
-    is in, in this English browser (`ui.i18n.PAGE_LANGUAGE_JS`: two seconds of English before it), set in a Chinese
-    typeface that the app serves; the switch goes back to English in place and writes the language into the
-    address."""
+    is in, in this English browser (`ui.browser_internals.PAGE_LANGUAGE_JS`: two seconds of English before it), set
+    in a Chinese typeface that the app serves; the switch goes back to English in place and writes the language into
+    the address."""
     tab = browser.new_page(viewport={"width": 1400, "height": 1000})
     tab.add_init_script(FIRST_WORDS_JS)
     loaded = []
@@ -1585,7 +1585,7 @@ window.requestAnimationFrame = (callback) => {
 def test_an_idle_page_asks_for_no_frame_for_the_timer_of_its_loading(browser, app_url):
     """Gradio's status tracker of the page's own loading, taken out of the page while pending, asked for an animation
     frame 60 times a second for as long as the page stayed open; the server sends the tracker's script mended
-    (`ui.browser_internals.IDLE_TIMER`). Over a second and a half of an idle page: not one (without the mend, 90)."""
+    (`ui.browser_internals.IDLE_TIMER`). Over a second and a half of an idle page: not one (without the mend, 92)."""
     page = opened(browser, app_url + NUMBERS_DE, 1280, 1000, scripts=(FRAMES_ASKED_JS,))
     page.evaluate("() => { window.framesCounted = true; }")
     page.wait_for_timeout(1500)  # what must not happen: a wait, not an event

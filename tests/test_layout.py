@@ -197,3 +197,21 @@ def test_the_tracked_tree_leaves_room_for_a_gpu_runs_wheels():
         f"the tracked tree is {total:.1f} MiB, over {TREE_LIMIT_MIB}; its largest files: "
         + ", ".join(f"{p.relative_to(ROOT)} ({sizes[p] / 2**20:.1f} MiB)" for p in largest)
     )
+
+
+def test_the_long_tests_open_the_workers_shares():
+    """`conftest.in_running_order`: pytest-xdist gives each of two workers half the tests in their order; the long
+    tests that work open the first half, those that mostly wait the second, the others keep their order."""
+    from types import SimpleNamespace
+
+    from conftest import in_running_order
+
+    def item(name: str, waits: bool | None = None):
+        mark = None if waits is None else SimpleNamespace(kwargs={"waits": True} if waits else {})
+        return SimpleNamespace(name=name, get_closest_marker=lambda _name: mark)
+
+    items = [item("a"), item("b"), item("browser", waits=False), item("c"), item("class", waits=True), item("d")]
+    names = [i.name for i in in_running_order(items, workers=2)]
+    assert names == ["browser", "a", "b", "class", "c", "d"]  # the second worker's half starts at the third
+    assert [i.name for i in in_running_order(items, workers=1)] == ["browser", "class", "a", "b", "c", "d"]
+    assert sorted(i.name for i in in_running_order(items[:3], workers=4)) == ["a", "b", "browser"]  # none lost
