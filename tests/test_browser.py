@@ -48,16 +48,24 @@ document.addEventListener('securitypolicyviolation',
     (e) => window.refused.push(`${e.violatedDirective}: ${e.blockedURI}`));"""
 
 
-def opened(browser, url: str, width: int = 1400, height: int = 1000, scripts: tuple[str, ...] = ()):
-    """A new tab at `url`, `width`×`height`, its first view drawn and every event its opening set off answered (an
+def opened(
+    browser, url: str, width: int = 1400, height: int = 1000, scripts: tuple[str, ...] = (), fresh: bool = False
+):
+    """A page at `url`, `width`×`height`, its first view drawn and every event its opening set off answered (an
     event sent before that could be answered after a later one, and set its values back: docs/architecture.md,
-    "Events that overlap"). The app gives each tab a session of its own: nothing a test does there reaches another
+    "Events that overlap"). The app gives each page a session of its own: nothing a test does there reaches another
     test. What the page's security policy blocks is recorded in `window.refused`, and the events it sends are
     counted (for `settled`); a page that does not open says what became of them. `scripts` run in the page before
-    its own."""
-    tab = browser.new_page(viewport={"width": width, "height": height})
-    for script in (RECORD_REFUSED, EVENT_TAP_JS, *scripts):
-        tab.add_init_script(script)
+    its own. It opens in a tab kept from a test before (`Chromium.tab`: put back after the test, or by
+    `browser.put_back`), or in a new one with `fresh`, for a test that gives its page listeners of its own."""
+    scripts = (RECORD_REFUSED, EVENT_TAP_JS, *scripts)
+    viewport = {"width": width, "height": height}
+    if fresh:
+        tab = browser.new_page(viewport=viewport)
+        for script in scripts:
+            tab.add_init_script(script)
+    else:
+        tab = browser.tab(viewport, scripts)
     tab.set_default_timeout(30_000)
     tab.goto(url)
     try:
@@ -79,7 +87,7 @@ def page(browser, app_url):
     page = opened(browser, app_url + NUMBERS_DE, 1280, 1600)
     page.wait_for_function("() => document.querySelector('#model-select input').value.startsWith('numbers-de ·')")
     yield page
-    page.close()
+    browser.put_back(page)
 
 
 def output(page) -> str:
@@ -116,7 +124,7 @@ def test_pick_a_model(browser, app_url):
     tab.wait_for_function("() => document.querySelector('#source-text textarea').value === 'twenty-one'")
     assert "cannot read that sentence" in tab.locator("#source-note").inner_text()  # beside the sentence
     assert "unk" not in tab.locator("#source-pieces").inner_text()
-    tab.close()
+    browser.put_back(tab)
 
 
 def visible(page, selector: str) -> bool:
@@ -278,7 +286,7 @@ def test_a_figure_in_the_window_is_drawn_first_and_one_further_down_when_the_pag
     assert tab.evaluate("document.querySelector('#far .live-plot').dataset.drawn") == "true"
     tab.evaluate("(figure) => window.show.eager(figure)", figure)  # a figure the page's scripts move: at once
     assert tab.evaluate("window.drawnOn").count("eager") == 1
-    tab.close()
+    browser.put_back(tab)
 
 
 CLIPPED_LABELS = """() => {
@@ -305,7 +313,7 @@ def test_the_candidates_labels_fit_the_margins_set_for_them(browser, app_url):
     tab.wait_for_function("() => document.body.classList.contains('presentation')")
     settled(tab, before)  # the figures drawn again in the presentation's text
     assert tab.evaluate(CLIPPED_LABELS) == [11, []]
-    tab.close()
+    browser.put_back(tab)
 
 
 def test_the_teacher_forced_table_shows_tokens_as_they_are(page):
@@ -409,7 +417,7 @@ def test_a_shared_link_restores_the_view(page, browser, app_url):
     assert other.get_by_role("tab", name="Experiments").get_attribute("aria-selected") == "true"
     other.wait_for_selector("#pe-plot .js-plotly-plot")
     shot(other, "restored-link")
-    other.close()
+    browser.put_back(other)
 
 
 def test_trained_vs_untrained_and_walkthrough(page):
@@ -549,7 +557,7 @@ def test_the_three_families_of_a_layer_side_by_side_step_together(browser, app_u
     )
     assert page.evaluate(f"() => ({ROWS})()[0].y.length") == source_rows  # the encoder's rows stay
     shot(page, "three-families")
-    page.close()
+    browser.put_back(page)
 
 
 def test_cross_attention_as_alignment_lines(page):
@@ -654,7 +662,7 @@ def test_the_presentation_layout_holds_a_step_on_one_1024x768_screen(browser, ap
     small.goto(app_url + link)
     small.wait_for_function("() => document.body.classList.contains('presentation')")
     assert small.locator("#presentation input").is_checked()
-    small.close()
+    browser.put_back(small)
 
 
 def test_the_model_picker_says_what_each_model_is(page):
@@ -786,7 +794,7 @@ def test_stop_stops_and_leaves_the_page_true(browser, app_url):
     tab.wait_for_function("() => document.querySelector('#status').innerText.includes('length limit of 127 tokens')")
     assert "reads at most 128 positions" in tab.locator("#status").inner_text()  # not the 128 asked for: why
     shot(tab, "stopped")
-    tab.close()
+    browser.put_back(tab)
 
 
 def note(tab, selector: str = "#source-note") -> str:
@@ -835,7 +843,7 @@ def test_nothing_changes_silently(browser, app_url):
     tab.wait_for_function("() => document.querySelector('#dims-note').innerText.includes('Left out')")
     assert "“abc” is not a whole number; 999 is not between 0 and 255" in note(tab, "#dims-note")
     shot(tab, "notes-1024")
-    tab.close()
+    browser.put_back(tab)
 
 
 ALIGNMENT_SENTENCE = (
@@ -920,7 +928,7 @@ def test_alignment_lines_open_on_the_most_peaked_layer_and_labels_do_not_overlap
     tab.wait_for_function("() => (document.querySelector('#attention-caption') || {innerText: ''}).innerText"
                           ".includes('Layer 0 is shown;')")  # fmt: skip
     assert layer.input_value() == "0"
-    tab.close()
+    browser.put_back(tab)
 
 
 OVERFLOWING = """() => [...document.querySelectorAll('.contain *')]
@@ -949,7 +957,7 @@ def test_the_first_screen_holds_step_and_a_figure(browser, app_url):
         assert all(on for _, on in shown), (width, shown)
         assert tab.evaluate(OVERFLOWING) == [], width
         shot(tab, f"first-screen-{width}")
-    tab.close()
+    browser.put_back(tab)
 
 
 def test_the_projector_layout_holds_a_whole_step_at_1024x768(browser, app_url):
@@ -978,13 +986,13 @@ def test_the_projector_layout_holds_a_whole_step_at_1024x768(browser, app_url):
         title = tab.locator(plot + " .gtitle").bounding_box()
         assert title["y"] >= toolbar["y"] + toolbar["height"] - 1, (plot, title, toolbar)
     shot(tab, "projector-1024")
-    tab.close()
+    browser.put_back(tab)
 
 
 def test_the_text_is_set_in_the_typeface_the_app_serves(browser, app_url):
     """Issue 22: the theme's Montserrat drew "z" with a bar and "E" like "Ɛ" ("ƶu Hause"). Noto Sans, served by
     the app (no internet), with Chinese fonts after it."""
-    tab = opened(browser, app_url)
+    tab = opened(browser, app_url, fresh=True)  # its own listener
     loaded = []
     tab.on("response", lambda r: loaded.append((r.status, r.url)) if r.url.endswith(".woff2") else None)
     tab.reload()
@@ -997,7 +1005,7 @@ def test_the_text_is_set_in_the_typeface_the_app_serves(browser, app_url):
     assert "Noto Sans" in tab.evaluate(
         "() => getComputedStyle(document.querySelector('#attention-plot .gtitle')).fontFamily"
     )
-    tab.close()
+    browser.put_back(tab)
 
 
 TAB_TITLES = "[...document.querySelectorAll('#views [role=tab]')].map(tab => tab.innerText)"
@@ -1047,7 +1055,7 @@ def test_the_page_opens_in_chinese_and_switches_back_without_a_reload(browser, a
     tab.wait_for_function(f"() => {TAB_TITLES}.includes('Inside a step')")  # every tab's title, not the open one's
     assert tab.evaluate("() => new URL(location.href).searchParams.get('lang')") == "en"
     shot(tab, "chinese-page")
-    tab.close()
+    browser.put_back(tab)
 
 
 # What may stay Latin on the Chinese page: names, the formulas of the paper, the footer of gradio, and the pieces
@@ -1179,7 +1187,7 @@ def test_the_chinese_page_shows_no_english_text_through_a_whole_step(browser, ap
             tip = tab.locator("#inside-plot .tensor-tip").inner_text()
             assert re.search(r"第 \d+ 维: ", tip), tip
     shot(tab, "chinese-views")
-    tab.close()
+    browser.put_back(tab)
     english = [f"{view}: …{words}…" for view, found in left.items() for words in found]
     assert english == [], "\n".join(english)
 
@@ -1314,7 +1322,7 @@ def test_the_teachers_guide_from_start_to_end(browser, app_url, language, presen
         view(name)
     # The whole lesson under the page's security policy (ui/web.py), and nothing it needed blocked
     assert tab.evaluate("() => window.refused") == []
-    tab.close()
+    browser.put_back(tab)
 
 
 DIAGRAM_LABEL_AT = """text => {  // the middle of the first label of the diagram that reads `text` (its lines joined)
@@ -1373,7 +1381,7 @@ def test_inside_a_step_blocks_are_clickable_and_fit_a_projector(browser, app_url
                           ".startsWith('Residual connection and LayerNorm after the cross-attention')")  # fmt: skip
     assert tab.locator("#inside-stage input:checked").get_attribute("value") == "decoder.cross_attention_add_norm"
     shot(tab, "inside-clicked")
-    tab.close()
+    browser.put_back(tab)
 
     small = opened(browser, app_url, 1024, 768)
     small.locator("#presentation input").check()
@@ -1396,7 +1404,7 @@ def test_inside_a_step_blocks_are_clickable_and_fit_a_projector(browser, app_url
     x, y = small.evaluate(DIAGRAM_LABEL_AT, "Linear + softmax")
     small.mouse.click(x, y)
     small.wait_for_function("() => document.querySelector('#inside-text').innerText.startsWith('Linear + softmax')")
-    small.close()
+    browser.put_back(small)
 
 
 REPLAY = "() => document.querySelector('#train-replay .js-plotly-plot')"
@@ -1450,7 +1458,7 @@ def test_train_watch_the_attention_form_scrub_explore_download_and_load(browser,
     assert "a model of yours" in tab.locator("#status").inner_text()
     assert step(tab) != ""
     shot(tab, "train-explored")
-    tab.close()
+    browser.put_back(tab)
 
     fresh = opened(browser, app_url, 1024, 768)  # another user, who has only the file
     open_tab(fresh, "Train")
@@ -1475,7 +1483,7 @@ def test_train_watch_the_attention_form_scrub_explore_download_and_load(browser,
     assert "cannot be loaded" in said and "not-a-model" not in said
     fresh.wait_for_function("() => { const box = document.querySelector('#train-message').getBoundingClientRect();"
                             " return box.top >= 0 && box.bottom <= innerHeight; }")  # fmt: skip
-    fresh.close()
+    browser.put_back(fresh)
 
 
 def test_replay_how_numbers_de_learned_and_explore_it_half_trained(browser, app_url):
@@ -1502,7 +1510,7 @@ def test_replay_how_numbers_de_learned_and_explore_it_half_trained(browser, app_
     tab.wait_for_function(f"() => /^numbers-de · step \\d+ · trained/.test({MODEL_SHOWN})")
     assert "a model of yours" in tab.locator("#status").inner_text()
     assert step(tab) != ""
-    tab.close()
+    browser.put_back(tab)
 
 
 # The server's `close_stream` reaches the page late, as on a machine too busy to read it at once: not before the page
@@ -1593,6 +1601,54 @@ def test_an_idle_page_asks_for_no_frame_for_the_timer_of_its_loading(browser, ap
     assert asked.get("statustracker", 0) == 0, asked
 
 
+# Gradio's node lookup as it is (`before`) and as mended (`after`), each in a scope of its own, over trees as Gradio's
+# are (ids unique but for `repeated`, which two nodes share: the first in the walk's order is found), behind proxies as
+# Svelte's: the same node for every id, and null for one not there, as the trees change under them: new children
+# where a tab is built, nodes moved or dropped, a new root.
+SAME_NODES_JS = """([before, after]) => {
+    const original = new Function(`${before}; return Z;`)(), mended = new Function(`${after}; return Z;`)();
+    let next = 0;
+    const node = (depth) => ({id: next++, children: depth ? [node(depth - 1), node(depth - 1), node(depth - 1)] : []});
+    const proxies = new WeakMap();  // one proxy for each object, as Svelte's
+    const proxied = (tree) => proxies.get(tree) || proxies.set(tree, new Proxy(tree, {get: (t, key) =>
+        typeof t[key] === "object" && t[key] !== null ? proxied(t[key]) : t[key]})).get(tree);
+    const differ = [];
+    const compare = (root, when) => {
+        for (const id of [...Array.from({length: next + 3}, (_, i) => i), "repeated"]) {
+            if (original(root, id) !== mended(root, id)) differ.push([when, id]);
+        }
+    };
+    const raw = node(4);
+    raw.children[1].children[0].id = raw.children[2].id = "repeated";
+    compare(raw, "first");
+    compare(raw, "again");
+    raw.children[0].children = [node(2), node(1)];
+    compare(raw, "a subtree rebuilt");
+    raw.children.push(raw.children.shift());
+    compare(raw, "children reordered");
+    raw.children[1].children.pop();
+    compare(raw, "a node dropped");
+    raw.children = raw.children.slice(1);
+    compare(raw, "the root's children replaced");
+    compare(node(3), "a new tree");
+    const root = proxied(node(4));
+    compare(root, "behind proxies");
+    root.children[2].children = [node(1)];
+    compare(root, "behind proxies, changed");
+    return {differ, nodes: next};
+}"""
+
+
+def test_the_mended_node_lookup_finds_the_node_gradios_own_finds(browser):
+    """`ui.browser_internals.NODE_LOOKUP`: Gradio's lookup of a node by id and the mended one (which learns where each
+    id lies and checks it at each call) find the same node in the same tree, before and after the tree changes."""
+    from ui.browser_internals import NODE_LOOKUP
+
+    page = browser.new_page()
+    found = page.evaluate(SAME_NODES_JS, [NODE_LOOKUP.before, NODE_LOOKUP.after])
+    assert found["nodes"] > 100 and found["differ"] == []
+
+
 def test_a_users_mistake_is_a_message_never_a_traceback_in_the_servers_log(page, real_app):
     """Issue 35: an empty box, or 2,000 characters pasted, through the page and through the API: each is a message to
     the user, and the server's log holds at most a line for it, never a traceback."""
@@ -1663,7 +1719,7 @@ def test_text_from_a_link_or_a_user_is_shown_as_text(browser, app_url):
     dims.press("Enter")
     tab.wait_for_function(NOTHING_FORGED, arg=["#dims-note", "![x](http://e/beac"])
     assert fetched == []  # no image was asked for
-    tab.close()
+    browser.put_back(tab)
 
 
 # The devices a class brings (issue 35 §3): a phone in portrait, a tablet in portrait, a Chromebook; touch on each.
@@ -1743,7 +1799,7 @@ def test_every_view_passes_the_accessibility_audit(browser, app_url, language):
     width, height = accessibility.WIDTHS["phone"]
     page.set_viewport_size({"width": width, "height": height})
     findings += accessibility.audit(page, language, "phone")
-    page.close()
+    browser.put_back(page)
     assert accessibility.blocking(findings) == []
 
 
@@ -1800,7 +1856,7 @@ def test_the_keyboard_alone_takes_a_step_with_the_focus_in_sight_and_keys_that_w
     tab.keyboard.press("r")
     tab.wait_for_function("() => document.querySelector('#candidates-plot').innerText.trim() !== ''")
     tab.wait_for_function("o => document.querySelector('#output-text textarea').value !== o", arg=first)
-    tab.close()
+    browser.put_back(tab)
 
 
 def test_the_app_sends_its_security_headers_and_refuses_a_large_request_body(real_app):

@@ -140,6 +140,29 @@ def test_gradios_status_tracker_runs_its_timer_in_a_loop_of_frames_that_only_its
     assert mended.replace(mend.after, mend.before) == script  # nothing else changed
 
 
+def test_gradio_finds_a_node_by_walking_its_tree_for_every_loading_status_at_every_message():
+    """`NODE_LOOKUP`: in the installed core script, `Z(root, id)` walks the tree; `update_state`, `get_state` and a
+    rerender find nodes with it from the root; and at each status message Gradio sets the loading status of every
+    component that has one (`update_loading_stati_state`). The mend is found once, and nothing else changes (that it
+    finds what `Z` finds: `tests/test_browser.py`)."""
+    mend = browser_internals.NODE_LOOKUP
+    cores = [path for path in GRADIO_ASSETS.glob("*.js") if mend.applies_to(f"/assets/{path.name}")]
+    assert len(cores) == 1, cores
+    script = cores[0].read_text(encoding="utf-8")
+    assert script.count(mend.before) == 1
+    assert "async update_state(e,t,n=!0){let r=Z(this.root,e)" in script
+    assert "async get_state(e){let t=this.#s.get(e),n=Z(this.root,e)" in script
+    assert "a=Z(this.root,i.id);if(!a)throw Error(`Rerender failed" in script
+    blocks = [path for path in GRADIO_ASSETS.glob("Blocks-*.js") if "update_loading_stati_state" in path.read_text()]
+    assert len(blocks) == 1, blocks
+    every = "Object.entries(this.loading_stati.current).map(([e,t])=>this.update_state_cb(Number(e),{loading_status:t}"
+    assert every in blocks[0].read_text(encoding="utf-8")
+    mended = browser_internals.mended(f"/assets/{cores[0].name}", script.encode()).decode()
+    assert mended.count(mend.after) == 1 and mend.before not in mended
+    assert mended.replace(mend.after, mend.before) == script
+    assert not mend.applies_to("/assets/index-abc.js") and mend.applies_to("/assets/core-Ab1-2.js")
+
+
 def test_a_script_a_mend_does_not_name_or_does_not_match_is_sent_as_it_is(caplog, monkeypatch):
     """Another Gradio's tracker goes unmended, with a warning: the page works without the mend, at its old cost."""
     monkeypatch.setattr(browser_internals, "_unmended", set())  # warned once a process: not yet in this one

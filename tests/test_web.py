@@ -12,10 +12,12 @@ from starlette.testclient import TestClient
 
 import app
 from ui import web
+from ui.browser_internals import IDLE_TIMER, NODE_LOOKUP
 
 SEEN: list[int] = []
 EVENT_STREAM = "text/event-stream"
 TRACKER = "function ze(){me(()=>{F(Pe,1),W&&ze()})}" + " " * 4000  # gradio's status tracker, in part
+CORE = "var a=1;" + NODE_LOOKUP.before + " " * 4000  # gradio's core script, in part
 PAGE = "<html><script>window.gradio_config = {...}</script></html>" * 2000  # a page as gradio's: its config inside
 
 
@@ -34,6 +36,10 @@ def tracker(request: Request) -> PlainTextResponse:
     return PlainTextResponse(TRACKER, media_type="text/javascript")
 
 
+def core(request: Request) -> PlainTextResponse:
+    return PlainTextResponse(CORE, media_type="text/javascript")
+
+
 @pytest.fixture
 def client():
     SEEN.clear()
@@ -43,6 +49,7 @@ def client():
         Route("/", lambda request: HTMLResponse(PAGE)),
         Route("/assets/index.js", script),
         Route("/assets/statustracker-Ab1-2.js", tracker),
+        Route("/assets/core-Cd3-4.js", core),
         Route("/gradio_api/queue/data", lambda request: StreamingResponse(iter([PAGE]), media_type=EVENT_STREAM)),
     ]
     return TestClient(Starlette(routes=routes, middleware=web.middleware()))
@@ -120,14 +127,17 @@ def test_gradios_scripts_are_compressed_once_and_kept_and_a_browser_may_keep_the
     assert web.kept_for("/gradio_api/file=/tmp/an-upload.js") is None  # a file of a user's: never kept
 
 
-def test_gradios_status_tracker_is_sent_mended_compressed_or_not_and_other_scripts_as_they_are(client):
-    from ui.browser_internals import IDLE_TIMER
-
-    mended = TRACKER.replace(IDLE_TIMER.before, IDLE_TIMER.after)
+@pytest.mark.parametrize(
+    ("address", "script", "mend"),
+    [("/assets/statustracker-Ab1-2.js", TRACKER, IDLE_TIMER), ("/assets/core-Cd3-4.js", CORE, NODE_LOOKUP)],
+)
+def test_gradios_scripts_are_sent_mended_compressed_or_not_and_other_scripts_as_they_are(client, address, script, mend):
+    mended = script.replace(mend.before, mend.after)
+    assert mended != script
     for encoding in ("gzip, deflate, br", "gzip", "identity"):
-        answer = client.get("/assets/statustracker-Ab1-2.js", headers={"accept-encoding": encoding})
+        answer = client.get(address, headers={"accept-encoding": encoding})
         assert answer.status_code == 200 and answer.text == mended, encoding
-    plain = client.get("/assets/statustracker-Ab1-2.js", headers={"accept-encoding": "identity"})
+    plain = client.get(address, headers={"accept-encoding": "identity"})
     assert int(plain.headers["content-length"]) == len(mended.encode())
     assert client.get("/assets/index.js").text == PAGE
     assert client.get("/assets/statustracker-Missing.js").status_code == 404
