@@ -57,8 +57,9 @@ streamed updates, so `run_message_ms` lags `run_stream_end_ms` when the browser 
   it is drawn (`OPEN_JS`): the answer of the tab's event read, then the first moment the browser is idle with every
   figure of the tab that is in the window drawn (`ui.plot` draws those further down once the page is idle) and
   every image decoded (`requestIdleCallback`: the frame with the view has been painted, and nothing is left to
-  do). Each page opens every tab twice in the guide's order, after three steps: the first time (`open_first_ms`:
-  gradio builds the tab's components then) and again (`open_again_ms`); `open_ms_max` is the slowest median.
+  do). Each page (three, each reloaded; in quick mode the page as the steps left it, with no pauses) opens every tab
+  twice in the guide's order, after three steps: the first time (`open_first_ms`: gradio builds the tab's components
+  then) and again (`open_again_ms`); `open_ms_max` is the slowest median.
 * **A slower computer** (`cpu_slowdown`, 4; full mode only): Chromium's CPU slowed that many times (DevTools'
   `Emulation.setCPUThrottlingRate`, as a Chromebook), the server as it is: `slow_step_ms_*`,
   `slow_walkthrough_step_ms_*` and `slow_open_ms_max` (10 steps, 5 in the walkthrough, one round of opening).
@@ -444,7 +445,7 @@ def _measure_page(app: App, page, *, model: str, steps: int, runs: int, memory_s
         if step()["finished"]:
             page.evaluate(RESET_JS)
     after_memory = app.memory_mb()
-    opened = _open_views(page, rounds=1 if steps < 10 else 3)
+    opened = _open_views(page, rounds=3, quick=steps < 10)
     slowed = _slowed(page, CPU_SLOWDOWN, steps=10) if steps >= 10 else {}  # a minute more: not in quick mode
 
     return {
@@ -473,22 +474,25 @@ def _measure_page(app: App, page, *, model: str, steps: int, runs: int, memory_s
     }
 
 
-def _open_views(page, rounds: int) -> dict[str, Any]:
+def _open_views(page, rounds: int, quick: bool = False) -> dict[str, Any]:
     """Open every tab twice per round, in the guide's order, on a page reloaded for each round (so that the first
-    opening is a first one); the times by view, first and again (see the module docstring)."""
+    opening is a first one); the times by view, first and again (see the module docstring). `quick`: one round on
+    the page as it is, with no pause between the openings (the machinery run, not the figures)."""
     first: dict[str, list[float]] = {tab: [] for tab in TABS}
     again: dict[str, list[float]] = {tab: [] for tab in TABS}
-    for _round in range(rounds):
-        page.reload()
-        page.wait_for_selector("#attention-plot .js-plotly-plot", timeout=ACTION_TIMEOUT_MS)
-        settled(page)  # the opening's events answered before the first action
-        _set_sentence(page, SENTENCE)
-        for _step in range(3):
-            page.evaluate(STEP_JS)
+    for _round in range(1 if quick else rounds):
+        if not quick:
+            page.reload()
+            page.wait_for_selector("#attention-plot .js-plotly-plot", timeout=ACTION_TIMEOUT_MS)
+            settled(page)  # the opening's events answered before the first action
+            _set_sentence(page, SENTENCE)
+            for _step in range(3):
+                page.evaluate(STEP_JS)
         for times in (first, again):
             for tab in (*TABS[1:], TABS[0]):  # the Attention tab is open already: it comes last
                 times[tab].append(page.evaluate(OPEN_JS, tab)["ms"])
-                page.wait_for_timeout(300)  # the tab's own late work out of the next one's way
+                if not quick:
+                    page.wait_for_timeout(300)  # the tab's own late work out of the next one's way
     result: dict[str, Any] = {}
     for tab in TABS:
         key = tab.lower().replace(" ", "_")
@@ -558,9 +562,9 @@ def measure_app(*, quick: bool, repeats: int | None = None, model: str = "en-de"
 
     Args:
         quick: 1 start, the measured model alone loaded, 3 timed steps, 2 runs, 12 Step clicks before the memory
-            is read and one round of opening the views, and no slowed CPU (about half a minute on an idle machine),
-            instead of 3 starts, every built-in model, 30 steps, 10 runs, 100 clicks, three rounds and the slowed
-            CPU.
+            is read, one round of opening the views on the page as it is, and no slowed CPU (about 20 seconds on an
+            idle machine), instead of 3 starts, every built-in model, 30 steps, 10 runs, 100 clicks, three rounds on
+            pages reloaded and the slowed CPU.
         repeats: how many runs to time, and in full mode how many starts, instead of the numbers above.
         model: the built-in model to step and run.
     """
