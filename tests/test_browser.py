@@ -1685,6 +1685,39 @@ def test_the_mended_loading_statuses_are_sent_when_they_change_and_all_again_aft
     }
 
 
+# Gradio's `find_attached_events` as it is (`before`) and as mended (`after`), as methods of a stand-in for its layout,
+# over events whose targets name components once, twice (the first counts) or with no event name, and over a second
+# list of events (a page loaded anew): the events each node is given, by each.
+ATTACHED_EVENTS_JS = """([before, after]) => {
+    const layout = (method) => new Function(`return new (class { ${method} })();`)();
+    const original = layout(before), mended = layout(after);
+    const names = ["click", "change", "input", null, "select"];
+    const dependencies = (seed) => Array.from({length: 40}, (_, i) => {
+        const a = (i * 7 + seed) % 30, b = (i * 11 + 3 + seed) % 30, name = (k) => names[(i + k) % names.length];
+        const targets = [[[a, name(0)], [a, name(1)]], [[a, name(0)], [b, name(2)]], [[b, name(3)]]][i % 3];
+        return {targets};
+    });
+    const given = (by, events) => JSON.stringify(Array.from({length: 33}, (_, id) =>
+        by.find_attached_events({id, props: {shared_props: {}}}, events).props.shared_props.attached_events));
+    const first = dependencies(0), second = dependencies(1);
+    const once = given(original, first), again = given(original, second);
+    const twice = given(mended, first) === once && given(mended, first) === once;  // learnt, then read
+    return {first: twice, second: given(mended, second) === again, lists_differ: once !== again,
+            events: JSON.parse(once).flat().length};
+}"""
+
+
+def test_the_mended_attached_events_are_gradios_own(browser):
+    """`ui.browser_internals.ATTACHED_EVENTS`: each node is given the same events, in the same order, by Gradio's
+    `find_attached_events` and the mended one (which goes through the events once for each list of them)."""
+    from ui.browser_internals import ATTACHED_EVENTS
+
+    page = browser.new_page()
+    found = page.evaluate(ATTACHED_EVENTS_JS, [ATTACHED_EVENTS.before, ATTACHED_EVENTS.after])
+    assert found == {"first": True, "second": True, "lists_differ": True, "events": found["events"]}
+    assert found["events"] > 40
+
+
 def test_the_mended_node_lookup_finds_the_node_gradios_own_finds(browser):
     """`ui.browser_internals.NODE_LOOKUP`: Gradio's lookup of a node by id and the mended one (which learns where each
     id lies and checks it at each call) find the same node in the same tree, before and after the tree changes."""

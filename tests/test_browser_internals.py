@@ -159,8 +159,26 @@ def test_gradio_finds_a_node_by_walking_its_tree_for_every_loading_status_at_eve
     assert every in blocks[0].read_text(encoding="utf-8")
     mended = browser_internals.mended(f"/assets/{cores[0].name}", script.encode()).decode()
     assert mended.count(mend.after) == 1 and mend.before not in mended
-    assert mended.replace(mend.after, mend.before) == script
+    other = browser_internals.ATTACHED_EVENTS  # the core script's other mend
+    assert mended.replace(mend.after, mend.before).replace(other.after, other.before) == script
     assert not mend.applies_to("/assets/index-abc.js") and mend.applies_to("/assets/core-Ab1-2.js")
+
+
+def test_gradio_gives_each_node_its_events_by_looking_through_every_event_for_it():
+    """`ATTACHED_EVENTS`: in the installed core script, `find_attached_events` goes through every event's targets for
+    each node as the tree is built, with the list of events the layout was given when it was made or loaded anew (a
+    new list each time). The mend is found once, and nothing else changes (the events it gives:
+    `tests/test_browser.py`)."""
+    mend = browser_internals.ATTACHED_EVENTS
+    cores = [path for path in GRADIO_ASSETS.glob("*.js") if mend.applies_to(f"/assets/{path.name}")]
+    script = cores[0].read_text(encoding="utf-8")
+    assert script.count(mend.before) == 1
+    assert "e=>this.find_attached_events(e,this.#n)" in script
+    assert script.count("this.#n=n") == 2 and script.count("this.#n=") == 2  # set as the layout is made or reloaded
+    mended = browser_internals.mended(f"/assets/{cores[0].name}", script.encode()).decode()
+    assert mended.count(mend.after) == 1 and mend.before not in mended
+    others = browser_internals.NODE_LOOKUP
+    assert mended.replace(mend.after, mend.before).replace(others.after, others.before) == script
 
 
 def test_gradio_sends_every_loading_status_at_every_message_and_all_of_them_again_after_a_reload():
