@@ -179,6 +179,11 @@ class Teacher(Page):
         self.question += 1
         return True
 
+    async def reset(self) -> None:
+        """Reset: the sentence from its start again (at its end there is no next step to ask about)."""
+        (answer, self.steps) = (await self.call("reset-btn", "click"), 0)
+        await self.show(answer, "reset")
+
     async def reveal(self) -> None:
         await self.show(await self.call("class-reveal", "click"), f"reveal {self.kind}")
 
@@ -202,9 +207,8 @@ class Teacher(Page):
                     await self.reveal()
                     revealing = None
                 elif revealing is None and time.monotonic() >= next_ask:
-                    if not await self.ask(KINDS[asked % len(KINDS)]):
-                        (answer, self.steps) = (await self.call("reset-btn", "click"), 0)  # the sentence ended
-                        await self.show(answer, "reset")
+                    if not await self.ask(KINDS[asked % len(KINDS)]):  # the sentence ended
+                        await self.reset()
                         continue
                     asked, revealing, next_ask = asked + 1, time.monotonic() + reveal_s, time.monotonic() + ask_s
                 elif revealing is None:
@@ -332,13 +336,13 @@ class Student(Page):
         listening.cancel()
 
 
-async def apart(teacher: Teacher, student: Student, pids: list[int]) -> dict[str, float]:
+async def apart(teacher: Teacher, student: Student, pids: list[int], calibrate: int = CALIBRATE) -> dict[str, float]:
     """The server's CPU, nobody else acting: for the first follower of a teacher's move (who has the view drawn), for
     each other follower of it (the view already drawn), for a Follow event (a question, a lesson's moment, a page
-    not following), and for one answer."""
+    not following), and for one answer; the mean of `calibrate` of each."""
     measured: dict[str, list[float]] = {"first_follow": [], "follow": [], "follow_event": [], "answer": []}
     rng = random.Random(1)
-    for _ in range(CALIBRATE):
+    for _ in range(calibrate):
         await teacher.lead(rng)
         shown = student.shown
         before = cpu_seconds(pids)
@@ -349,16 +353,18 @@ async def apart(teacher: Teacher, student: Student, pids: list[int]) -> dict[str
             before = cpu_seconds(pids)
             await student.fetched(shown)
             measured["follow"].append(cpu_seconds(pids) - before)
-    for _ in range(CALIBRATE):
+    for _ in range(calibrate):
         student.values["class-seat"] = json.dumps({**student.seat(), "version": -1})  # a view it does not show yet
         before = cpu_seconds(pids)
         await student.call("class-follow", "click")
         measured["follow_event"].append(cpu_seconds(pids) - before)
-    await teacher.ask("next")
+    if not await teacher.ask("next"):  # the sentence ended
+        await teacher.reset()
+        await teacher.ask("next")
     student.values["class-seat"] = json.dumps({**student.seat(), "version": -1})
     question = (await student.call("class-follow", "click")).get("class-choice") or {}
     keys = [c[1] for c in question.get("choices", [])]
-    for i in range(CALIBRATE):
+    for i in range(calibrate):
         student.values["class-choice"] = keys[i % len(keys)]
         before = cpu_seconds(pids)
         await student.call("class-choice", "input")
@@ -421,7 +427,7 @@ def stats(values: list[float]) -> dict[str, float | int]:
 
 async def lead_a_class(
     url: str, pids: list[int], *, students: int, seconds: float, think_s: float, lead_s: float, ask_s: float,
-    reveal_s: float,
+    reveal_s: float, calibrate: int = CALIBRATE,
 ) -> dict[str, Any]:  # fmt: skip
     limits = httpx.Limits(max_connections=6 * students + 16, max_keepalive_connections=4 * students + 16)
     record = Record()
@@ -432,7 +438,7 @@ async def lead_a_class(
         await teacher.start()
         solo = Student(-1, teacher, url, events, http, record)
         await solo.join()
-        cpu_apart = await apart(teacher, solo, pids)
+        cpu_apart = await apart(teacher, solo, pids, calibrate)
         record.errors.clear()
 
         class_ = [Student(i, teacher, url, events, http, record) for i in range(students)]

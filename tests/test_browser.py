@@ -48,24 +48,15 @@ document.addEventListener('securitypolicyviolation',
     (e) => window.refused.push(`${e.violatedDirective}: ${e.blockedURI}`));"""
 
 
-def opened(
-    browser, url: str, width: int = 1400, height: int = 1000, scripts: tuple[str, ...] = (), fresh: bool = False
-):
+def opened(browser, url: str, width: int = 1400, height: int = 1000, scripts: tuple[str, ...] = ()):
     """A page at `url`, `width`×`height`, its first view drawn and every event its opening set off answered (an
     event sent before that could be answered after a later one, and set its values back: docs/architecture.md,
     "Events that overlap"). The app gives each page a session of its own: nothing a test does there reaches another
     test. What the page's security policy blocks is recorded in `window.refused`, and the events it sends are
     counted (for `settled`); a page that does not open says what became of them. `scripts` run in the page before
-    its own. It opens in a tab kept from a test before (`Chromium.tab`: put back after the test, or by
-    `browser.put_back`), or in a new one with `fresh`, for a test that gives its page listeners of its own."""
-    scripts = (RECORD_REFUSED, EVENT_TAP_JS, *scripts)
-    viewport = {"width": width, "height": height}
-    if fresh:
-        tab = browser.new_page(viewport=viewport)
-        for script in scripts:
-            tab.add_init_script(script)
-    else:
-        tab = browser.tab(viewport, scripts)
+    its own. It opens in a tab kept from a test before (`Chromium.tab`, put back after the test or by
+    `browser.put_back`): a test that gives its page listeners of its own opens it with `browser.new_page`."""
+    tab = browser.tab({"width": width, "height": height}, (RECORD_REFUSED, EVENT_TAP_JS, *scripts))
     tab.set_default_timeout(30_000)
     tab.goto(url)
     try:
@@ -407,7 +398,7 @@ def test_a_shared_link_restores_the_view(page, browser, app_url):
     page.evaluate("() => { delete navigator.clipboard; }")  # the API again, to read what was copied
     assert clipboard and page.evaluate("() => navigator.clipboard.readText()") == copied
     expected = output(page)
-    other = browser.new_page(viewport={"width": 1280, "height": 1600})
+    other = browser.tab({"width": 1280, "height": 1600}, (RECORD_REFUSED, EVENT_TAP_JS))  # as `opened` opens it
     other.goto(copied)
     other.wait_for_function(
         "expected => (document.querySelector('#output-text textarea') || {}).value === expected", arg=expected
@@ -992,10 +983,10 @@ def test_the_projector_layout_holds_a_whole_step_at_1024x768(browser, app_url):
 def test_the_text_is_set_in_the_typeface_the_app_serves(browser, app_url):
     """Issue 22: the theme's Montserrat drew "z" with a bar and "E" like "Ɛ" ("ƶu Hause"). Noto Sans, served by
     the app (no internet), with Chinese fonts after it."""
-    tab = opened(browser, app_url, fresh=True)  # its own listener
+    tab = browser.new_page(viewport={"width": 1400, "height": 1000})  # a tab of its own: its own listener
     loaded = []
     tab.on("response", lambda r: loaded.append((r.status, r.url)) if r.url.endswith(".woff2") else None)
-    tab.reload()
+    tab.goto(app_url)
     tab.wait_for_selector("#attention-plot .js-plotly-plot")
     tab.evaluate("() => document.fonts.ready")
     family = tab.evaluate("() => getComputedStyle(document.querySelector('#source-text textarea')).fontFamily")
