@@ -322,6 +322,7 @@ class Chromium:
             self._scripts[page] = scripts
         else:
             self._idle.remove(page)
+            page.bring_to_front()  # a tab behind another is hidden: no frames, its timers slowed (as in a browser)
         page.set_viewport_size(viewport)
         return page
 

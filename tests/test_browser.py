@@ -59,6 +59,7 @@ def opened(browser, url: str, width: int = 1400, height: int = 1000, scripts: tu
     tab = browser.tab({"width": width, "height": height}, (RECORD_REFUSED, EVENT_TAP_JS, *scripts))
     tab.set_default_timeout(30_000)
     tab.goto(url)
+    assert tab.evaluate("document.visibilityState") == "visible"  # in front: a hidden tab draws no frames
     try:
         tab.wait_for_selector("#attention-plot .js-plotly-plot")
         settled(tab)
