@@ -38,10 +38,16 @@ VIEW_JS = """() => {
 }"""
 
 
+# Whether a component shows the timer of an event still pending ("0.1s"), which Gradio takes away a moment after the
+# event's answer was read (its statuses are set one component at a time, asynchronously).
+TIMER_SHOWN = "() => [...document.querySelectorAll('.progress-text')].some((text) => text.offsetParent !== null)"
+
+
 def settled_view(page) -> dict:
     """`VIEW_JS` once the page has settled (`settled`: every event it sent answered, the events a restored link's
-    values set off among them, and the figures in the window drawn)."""
+    values set off among them, and the figures in the window drawn) and shows no pending event's timer."""
     settled(page)
+    page.wait_for_function(f"() => !({TIMER_SHOWN})()")
     return page.evaluate(VIEW_JS)
 
 
