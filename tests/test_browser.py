@@ -1640,52 +1640,6 @@ SAME_NODES_JS = """([before, after]) => {
 }"""
 
 
-# Gradio's `update_loading_stati_state` as mended (`after`), on a stand-in for its dependency manager: the ids of the
-# components it sends a status to, at each call.
-STATUSES_SENT_JS = """(after) => {
-    const manager = new Function(`return new (class { ${after} })();`)();
-    const sent = [];
-    manager.update_state_cb = (id, update) => { sent.push(id); return Promise.resolve(); };
-    const status = (fn, stage) => ({status: stage, fn_index: fn, used_cache: null, message: null});
-    manager.loading_stati = {current: {1: status(0, "pending"), 2: status(0, "pending"), 3: status(1, "complete")}};
-    const call = async () => { sent.length = 0; await manager.update_loading_stati_state(); return [...sent]; };
-    return (async () => {
-        const calls = {first: await call()};
-        const current = manager.loading_stati.current;
-        for (const id in current) current[id] = {...current[id]};  // copies, as Gradio makes them
-        calls.copies = await call();
-        current[2] = status(0, "complete");
-        calls.one_changed = await call();
-        current[1].status = "complete";  // changed in place
-        calls.in_place = await call();
-        current[4] = status(2, "pending");
-        calls.a_new_component = await call();
-        manager.statuses_sent = null;  // as `reload` sets it
-        calls.after_a_reload = await call();
-        return calls;
-    })();
-}"""
-
-
-def test_the_mended_loading_statuses_are_sent_when_they_change_and_all_again_after_a_reload(browser):
-    """`ui.browser_internals.CHANGED_STATUSES`: a status goes to its component the first time, and again only once it
-    has changed (in a new object or in place), and every status goes again after a reload (`STATUSES_AFTER_RELOAD`
-    sets what was sent to null there)."""
-    from ui.browser_internals import CHANGED_STATUSES, STATUSES_AFTER_RELOAD
-
-    assert "this.statuses_sent=null;" in STATUSES_AFTER_RELOAD.after
-    page = browser.new_page()
-    calls = page.evaluate(STATUSES_SENT_JS, CHANGED_STATUSES.after)
-    assert calls == {
-        "first": [1, 2, 3],
-        "copies": [],
-        "one_changed": [2],
-        "in_place": [1],
-        "a_new_component": [4],
-        "after_a_reload": [1, 2, 3, 4],
-    }
-
-
 # Gradio's `find_attached_events` as it is (`before`) and as mended (`after`), as methods of a stand-in for its layout,
 # over events whose targets name components once, twice (the first counts) or with no event name, and over a second
 # list of events (a page loaded anew): the events each node is given, by each.

@@ -181,27 +181,6 @@ def test_gradio_gives_each_node_its_events_by_looking_through_every_event_for_it
     assert mended.replace(mend.after, mend.before).replace(others.after, others.before) == script
 
 
-def test_gradio_sends_every_loading_status_at_every_message_and_all_of_them_again_after_a_reload():
-    """`CHANGED_STATUSES`, `STATUSES_AFTER_RELOAD`: in the installed Blocks script, each status message sends every
-    component's status on (`update_loading_stati_state`), the statuses of other events' components are replaced at
-    each message by copies with the same fields, and `reload` (the page's events loaded anew) ends by sending every
-    status again. Both mends are found once, and nothing else changes (what the mended one sends:
-    `tests/test_browser.py`)."""
-    mends = (browser_internals.CHANGED_STATUSES, browser_internals.STATUSES_AFTER_RELOAD)
-    blocks = [path for path in GRADIO_ASSETS.glob("*.js") if mends[0].applies_to(f"/assets/{path.name}")]
-    assert len(blocks) == 1, blocks
-    script = blocks[0].read_text(encoding="utf-8")
-    copies = "n.fn_index!==e.fn_index&&(this.current[t]={...n,used_cache:null,cache_duration:null,avg_time:null,"
-    statuses = [path for path in GRADIO_ASSETS.glob("*.js") if copies in path.read_text(encoding="utf-8")]
-    assert len(statuses) == 1, statuses  # the store of statuses (`LoadingStatus`), in the status tracker's script
-    assert "he().then(()=>this.update_loading_stati_state())" in script  # the end of `reload`
-    assert script.count("this.update_loading_stati_state()") >= 5  # at each status message
-    mended = browser_internals.mended(f"/assets/{blocks[0].name}", script.encode()).decode()
-    for mend in mends:
-        assert script.count(mend.before) == 1 and mended.count(mend.after) == 1 and mend.before not in mended
-    assert mended.replace(mends[0].after, mends[0].before).replace(mends[1].after, mends[1].before) == script
-
-
 def test_a_script_a_mend_does_not_name_or_does_not_match_is_sent_as_it_is(caplog, monkeypatch):
     """Another Gradio's tracker goes unmended, with a warning: the page works without the mend, at its old cost."""
     monkeypatch.setattr(browser_internals, "_unmended", set())  # warned once a process: not yet in this one

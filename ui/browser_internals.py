@@ -230,33 +230,6 @@ NODE_LOOKUP = Mend(
     return paths.has(id) ? at(paths.get(id)) : null;
 }""",
 )
-# With the node found at once, what remained of each status message was the message itself sent on to those 300
-# components, most of them with the status they already had (`update_loading_stati_state`; with each, Gradio also
-# asks the component for its value, to keep in its node). The mend sends on only the statuses that changed since they
-# were last sent to that component (compared as JSON: Gradio replaces the status objects of other events' components
-# at each message, with the same fields), and sends every status again after the page's events are loaded anew
-# (`reload`, which ends by sending them all: a component built anew has none). A Step then took 116 ms of the main
-# thread instead of 151, an opening 1.23 s instead of 1.35.
-CHANGED_STATUSES = Mend(
-    address=r"^/assets/Blocks-[\w-]+\.js$",
-    before="async update_loading_stati_state(){await Promise.all(Object.entries(this.loading_stati.current)"
-    ".map(([e,t])=>this.update_state_cb(Number(e),{loading_status:t},!1)))}",
-    after="""async update_loading_stati_state() {
-    const sent = this.statuses_sent || (this.statuses_sent = new Map());  // id -> the status last sent, as JSON
-    const changed = Object.entries(this.loading_stati.current).filter(([id, status]) => {
-        const now = JSON.stringify(status);
-        if (sent.get(id) === now) return false;
-        sent.set(id, now);
-        return true;
-    });
-    await Promise.all(changed.map(([id, status]) => this.update_state_cb(Number(id), {loading_status: status}, !1)));
-}""",
-)
-STATUSES_AFTER_RELOAD = Mend(
-    address=CHANGED_STATUSES.address,
-    before="reload(e,t,n,r,i){let{by_id:a,by_event:o}=this.create(e);",
-    after="reload(e,t,n,r,i){this.statuses_sent=null;let{by_id:a,by_event:o}=this.create(e);",
-)
 # As the page starts, Gradio gives each node of its tree the events the page listens to on it
 # (`find_attached_events`), by looking through every event's targets for each node: here 166 events for 1,000 nodes,
 # 70 ms of an opening's main thread. The mend goes through the events once, for each list of them (a page loaded
@@ -286,7 +259,7 @@ ATTACHED_EVENTS = Mend(
     return node;
 }""",
 )
-MENDS = (IDLE_TIMER, PAGE_LANGUAGE, NODE_LOOKUP, CHANGED_STATUSES, STATUSES_AFTER_RELOAD, ATTACHED_EVENTS)
+MENDS = (IDLE_TIMER, PAGE_LANGUAGE, NODE_LOOKUP, ATTACHED_EVENTS)
 
 _unmended: set[str] = set()
 
