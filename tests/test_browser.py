@@ -48,7 +48,8 @@ document.addEventListener('securitypolicyviolation',
     (e) => window.refused.push(`${e.violatedDirective}: ${e.blockedURI}`));"""
 
 
-# How long the page takes to draw five frames (in milliseconds): about 70 in the front tab.
+# How long the page takes to draw five frames (in milliseconds): about 80 in the front tab once it is idle, 2,000 or
+# more in a tab behind another.
 FIVE_FRAMES_MS = """() => new Promise((done) => {
     const start = performance.now();
     let frames = 0;
@@ -68,12 +69,12 @@ def opened(browser, url: str, width: int = 1400, height: int = 1000, scripts: tu
     tab = browser.tab({"width": width, "height": height}, (RECORD_REFUSED, EVENT_TAP_JS, *scripts))
     tab.set_default_timeout(30_000)
     tab.goto(url)
-    assert tab.evaluate(FIVE_FRAMES_MS) < 1_000  # the tab in front: one behind another drew two frames a second
     try:
         tab.wait_for_selector("#attention-plot .js-plotly-plot")
         settled(tab)
     except playwright.TimeoutError:
         raise AssertionError(f"the page did not open: its events {tab.evaluate('() => window.events')}") from None
+    assert tab.evaluate(FIVE_FRAMES_MS) < 1_800  # the tab in front: one behind another draws two frames a second
     return tab
 
 
