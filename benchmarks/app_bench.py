@@ -445,7 +445,7 @@ def _measure_page(app: App, page, *, model: str, steps: int, runs: int, memory_s
         if step()["finished"]:
             page.evaluate(RESET_JS)
     after_memory = app.memory_mb()
-    opened = _open_views(page, rounds=3, quick=steps < 10)
+    opened = _open_views(page, rounds=1, quick=True) if steps < 10 else _open_views(page, rounds=3)
     slowed = _slowed(page, CPU_SLOWDOWN, steps=10) if steps >= 10 else {}  # a minute more: not in quick mode
 
     return {
@@ -476,11 +476,11 @@ def _measure_page(app: App, page, *, model: str, steps: int, runs: int, memory_s
 
 def _open_views(page, rounds: int, quick: bool = False) -> dict[str, Any]:
     """Open every tab twice per round, in the guide's order, on a page reloaded for each round (so that the first
-    opening is a first one); the times by view, first and again (see the module docstring). `quick`: one round on
-    the page as it is, with no pause between the openings (the machinery run, not the figures)."""
+    opening is a first one); the times by view, first and again (see the module docstring). `quick`: on the page as
+    it is, with no pause between the openings (the machinery run, not the figures)."""
     first: dict[str, list[float]] = {tab: [] for tab in TABS}
     again: dict[str, list[float]] = {tab: [] for tab in TABS}
-    for _round in range(1 if quick else rounds):
+    for _round in range(rounds):
         if not quick:
             page.reload()
             page.wait_for_selector("#attention-plot .js-plotly-plot", timeout=ACTION_TIMEOUT_MS)

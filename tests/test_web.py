@@ -12,12 +12,12 @@ from starlette.testclient import TestClient
 
 import app
 from ui import web
-from ui.browser_internals import IDLE_TIMER, NODE_LOOKUP
+from ui.browser_internals import ATTACHED_EVENTS, IDLE_TIMER, NODE_LOOKUP
 
 SEEN: list[int] = []
 EVENT_STREAM = "text/event-stream"
 TRACKER = "function ze(){me(()=>{F(Pe,1),W&&ze()})}" + " " * 4000  # gradio's status tracker, in part
-CORE = "var a=1;" + NODE_LOOKUP.before + " " * 4000  # gradio's core script, in part
+CORE = "var a=1;" + NODE_LOOKUP.before + ATTACHED_EVENTS.before + " " * 4000  # gradio's core script, in part
 PAGE = "<html><script>window.gradio_config = {...}</script></html>" * 2000  # a page as gradio's: its config inside
 
 
@@ -128,11 +128,16 @@ def test_gradios_scripts_are_compressed_once_and_kept_and_a_browser_may_keep_the
 
 
 @pytest.mark.parametrize(
-    ("address", "script", "mend"),
-    [("/assets/statustracker-Ab1-2.js", TRACKER, IDLE_TIMER), ("/assets/core-Cd3-4.js", CORE, NODE_LOOKUP)],
+    ("address", "script", "mends"),
+    [
+        ("/assets/statustracker-Ab1-2.js", TRACKER, (IDLE_TIMER,)),
+        ("/assets/core-Cd3-4.js", CORE, (NODE_LOOKUP, ATTACHED_EVENTS)),
+    ],
 )
-def test_gradios_scripts_are_sent_mended_compressed_or_not_and_other_scripts_as_they_are(client, address, script, mend):
-    mended = script.replace(mend.before, mend.after)
+def test_gradios_scripts_are_sent_mended_compressed_or_not_and_others_as_they_are(client, address, script, mends):
+    mended = script
+    for mend in mends:
+        mended = mended.replace(mend.before, mend.after)
     assert mended != script
     for encoding in ("gzip, deflate, br", "gzip", "identity"):
         answer = client.get(address, headers={"accept-encoding": encoding})
