@@ -41,8 +41,17 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def run(plan: Plan, *, threads: int = 2, app: bool = True, shipped: Path | None = None, log=print) -> dict:
-    """Every section; returns the numbers, one dict that is the results JSON and fills the report."""
+    """Every section, on `threads` threads (set back as they were after); returns the numbers, one dict that is the
+    results JSON and fills the report."""
+    before = torch.get_num_threads()
     torch.set_num_threads(threads)
+    try:
+        return _sections(plan, threads=threads, app=app, shipped=shipped, log=log)
+    finally:
+        torch.set_num_threads(before)
+
+
+def _sections(plan: Plan, *, threads: int, app: bool, shipped: Path | None, log) -> dict:
     shipped = shipped if shipped is not None else ROOT / "checkpoints" / "en-de"
     results: dict = {"plan": asdict(plan), "environment": environment(threads)}
     hf, ours = model_pair(plan)

@@ -402,6 +402,15 @@ def browser(chromium_profile):
 
 
 @pytest.fixture(autouse=True)
+def threads_left_as_they_were():
+    """A test that changes PyTorch's thread count sets it back: the tests after it in the same worker would run on
+    more threads than the worker's share of the cores, and spin."""
+    threads = torch.get_num_threads()
+    yield
+    assert torch.get_num_threads() == threads, f"the test left PyTorch on {torch.get_num_threads()} threads"
+
+
+@pytest.fixture(autouse=True)
 def close_pages(request):
     """After each test that used the browser, the pages it left open are closed (`Chromium.close_pages`)."""
     yield
