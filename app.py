@@ -21,12 +21,20 @@ import ctypes
 import os
 from pathlib import Path
 
+from explorer.config import Config, ConfigError
+
+# Every setting of the server, read from the environment once (explorer/config.py lists them, docs/deployment.md too);
+# a value the server cannot take stops it with a message naming the variable, before Gradio is imported (2 s).
+try:
+    CONFIG = Config.from_environ(os.environ)
+except ConfigError as error:
+    raise SystemExit(str(error)) from None
+
 import gradio as gr
 import torch
 
 from explorer import ModelRegistry, cache
 from explorer.classroom import Classroom
-from explorer.config import Config, ConfigError
 from explorer.training import TrainingPool
 from ui import (
     browser_internals,
@@ -44,12 +52,6 @@ from ui import (
 from ui.page import build_demo
 
 ROOT = Path(__file__).resolve().parent
-# Every setting of the server, read from the environment once (explorer/config.py lists them, docs/deployment.md too);
-# a value the server cannot take stops it with a message naming the variable.
-try:
-    CONFIG = Config.from_environ(os.environ)
-except ConfigError as error:
-    raise SystemExit(str(error)) from None
 
 
 def limit_malloc_arenas(arenas: int = 2) -> None:

@@ -187,8 +187,9 @@ def optional_timings(explorer, checkpoint, source: list[int], target: list[int],
     return found
 
 
-def precision(device: str) -> dict[str, Any]:
-    """Section 5: bfloat16 under autocast against float32, on the trained built-in models."""
+def precision(device: str, quick: bool) -> dict[str, Any]:
+    """Section 5: bfloat16 under autocast against float32, on the trained built-in models (`quick`: three example
+    sentences of each, two timed translations)."""
     from benchmarks.precision import compared, seconds_per_translation
     from explorer import ModelRegistry
 
@@ -196,10 +197,10 @@ def precision(device: str) -> dict[str, Any]:
     device_type = torch.device(device).type
     rows = []
     for name in SENTENCES:
-        same, n, probability, attention = compared(registry, name, device_type, torch.bfloat16)
+        same, n, probability, attention = compared(registry, name, device_type, torch.bfloat16, 3 if quick else None)
         rows.append({"model": name, "same": same, "sentences": n, "probability": probability, "attention": attention})
     speed = {
-        label: round(1000 * seconds_per_translation(registry, device_type, dtype), 1)
+        label: round(1000 * seconds_per_translation(registry, device_type, dtype, 2 if quick else 10), 1)
         for label, dtype in (("float32_ms", None), ("bfloat16_ms", torch.bfloat16))
     }
     return {"rows": rows, "en_de_translation": speed}
@@ -240,7 +241,7 @@ def run(device: str, quick: bool, out: Path) -> dict[str, Any]:
     results["tests"] = attempt("the CUDA tests", lambda: cuda_tests(out, quick))
     results["library"] = attempt("the library", lambda: library(plan, device))
     results["page"] = attempt("the page's computations", lambda: page(device, repeats))
-    results["precision"] = attempt("bfloat16 against float32", lambda: precision(device))
+    results["precision"] = attempt("bfloat16 against float32", lambda: precision(device, quick))
     results["training"] = attempt("training throughput", lambda: training(plan, device))
     return results
 

@@ -21,10 +21,13 @@ CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
 TIMED = "I would like a cup of tea, please."
 
 
-def compared(registry: ModelRegistry, name: str, device_type: str, dtype: torch.dtype) -> tuple[int, int, float, float]:
-    """(same translations, sentences, largest probability change, largest attention change) for the model `name`."""
+def compared(
+    registry: ModelRegistry, name: str, device_type: str, dtype: torch.dtype, most: int | None = None
+) -> tuple[int, int, float, float]:
+    """(same translations, sentences, largest probability change, largest attention change) for the model `name`,
+    over its example sentences (the first `most` of them)."""
     same, probability, attention = 0, 0.0, 0.0
-    sentences = [sentence for sentence, _label in registry.examples(name)]
+    sentences = [sentence for sentence, _label in registry.examples(name)][:most]
     for sentence in sentences:
         exact = Explorer(registry, ExplorerState(model=name, source=sentence))
         with torch.autocast(device_type, dtype=dtype):

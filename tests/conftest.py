@@ -21,12 +21,26 @@ os.environ["HF_HUB_OFFLINE"] = "1"  # tests never touch the network
 WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", 1))
 torch.set_num_threads(max(1, min(2, (os.cpu_count() or 1) // WORKERS)))
 
+from tests import artifacts  # noqa: E402
 from transformer.model import Transformer, TransformerConfig  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECKPOINTS = ROOT / "checkpoints"  # the shipped models
 DEVICES = ["cpu", *(["cuda"] if torch.cuda.is_available() else [])]  # where the tests that run a model run it
 MAX_WORKERS = 4  # each worker that runs browser tests starts an app and a Chromium: about 1 GB
+
+
+def pytest_addoption(parser) -> None:
+    parser.addoption(
+        "--screenshots",
+        action="store_true",
+        help="keep a screenshot of each view the browser tests look at, in test-artifacts/ (a failed browser test's "
+        "pages are kept always)",
+    )
+
+
+def pytest_configure(config) -> None:
+    artifacts.KEEP["views"] = config.getoption("screenshots")
 
 
 def pytest_xdist_auto_num_workers(config) -> int:
@@ -366,6 +380,12 @@ class Chromium:
             self._own_contexts = self.playwright.chromium.launch(executable_path=self.executable, args=self.args)
         return self._own_contexts
 
+    def open_pages(self) -> list:
+        """The pages a test has open: the shared profile's (but its first, blank) and those of contexts of their
+        own."""
+        own = [] if self._own_contexts is None else [p for c in self._own_contexts.contexts for p in c.pages]
+        return [page for page in self.shared.pages[1:] if page not in self._idle] + own
+
     def close_pages(self) -> None:
         """Close every page but the profile's first, and put back the kept tabs (a test that failed may have left its
         pages open, holding connections the next test needs)."""
@@ -390,11 +410,12 @@ def chromium_profile(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def browser(chromium_profile):
     """Debian's Chromium (`Chromium`) for a module of browser tests (which skip themselves without it); every test
-    opens its own pages in it. Screenshots and logs go to `test-artifacts/`. One for a module, not for the session:
-    while Playwright runs, its event loop is the thread's, and a later test's `asyncio.run` would fail."""
+    opens its own pages in it. Screenshots and logs go to `test-artifacts/` (`tests.artifacts`). One for a module,
+    not for the session: while Playwright runs, its event loop is the thread's, and a later test's `asyncio.run`
+    would fail."""
     from playwright import sync_api
 
-    (ROOT / "test-artifacts").mkdir(exist_ok=True)
+    artifacts.ARTIFACTS.mkdir(exist_ok=True)
     with sync_api.sync_playwright() as p:
         chromium = Chromium(p, chromium_profile)
         yield chromium
@@ -440,12 +461,19 @@ def real_app():
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
-    """A failed test on the session's app reports the end of the app's output with its own."""
+    """A failed test on the session's app reports the end of the app's output with its own; a failed browser test
+    leaves a screenshot of each page it had open (`tests.artifacts.failed`), and says where."""
     outcome = yield
     report = outcome.get_result()
-    app = getattr(item, "funcargs", {}).get("real_app")
-    if report.failed and app is not None:
+    if not report.failed:
+        return
+    fixtures = getattr(item, "funcargs", {})
+    app, browser = fixtures.get("real_app"), fixtures.get("browser")
+    if app is not None:
         report.sections.append(("the app's output", app.log_tail()))
+    if isinstance(browser, Chromium) and report.when == "call":
+        kept = artifacts.failed(browser.open_pages(), item.name)
+        report.sections.append(("screenshots", "\n".join(str(path) for path in kept) or "no page left open"))
 
 
 @pytest.fixture

@@ -1,8 +1,9 @@
 """End to end in headless Chromium (Debian's chromium, driven by Playwright): the real app, the real page.
 
-Screenshots go to test-artifacts/. The app runs in its own process, as a user would start it, once for the session.
-Every test opens pages of its own, so that the tests pass in any order: to check, give pytest their ids in another
-order, e.g. `python -m pytest $(python -m pytest tests/test_browser.py --collect-only -q | grep :: | tac)`.
+Screenshots go to test-artifacts/ when asked for (`--screenshots`), and of a failed test's pages always
+(`tests.artifacts`). The app runs in its own process, as a user would start it, once for the session. Every test
+opens pages of its own, so that the tests pass in any order: to check, give pytest their ids in another order,
+e.g. `python -m pytest $(python -m pytest tests/test_browser.py --collect-only -q | grep :: | tac)`.
 """
 
 from __future__ import annotations
@@ -27,11 +28,11 @@ from benchmarks.real_app import (
     shown_model,
 )
 from explorer import ExplorerState
+from tests.artifacts import shot
 from ui.plot import DRAW_JS
 from ui.runtime import MAX_UPLOAD_BYTES
 
 ROOT = Path(__file__).resolve().parent.parent
-ARTIFACTS = ROOT / "test-artifacts"
 
 if not Path(CHROMIUM).exists():
     if os.environ.get("CI"):
@@ -94,10 +95,6 @@ def page(browser, app_url):
 
 def output(page) -> str:
     return page.locator("#output-text textarea").input_value()
-
-
-def shot(page, name: str) -> None:
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
 
 def wait_for_output_change(page, before: str) -> str:

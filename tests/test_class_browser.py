@@ -15,9 +15,9 @@ import pytest
 
 from benchmarks import accessibility
 from benchmarks.real_app import CHROMIUM, EVENT_TAP_JS, settled
+from tests.artifacts import ARTIFACTS, shot
 
 ROOT = Path(__file__).resolve().parent.parent
-ARTIFACTS = ROOT / "test-artifacts"
 
 if not Path(CHROMIUM).exists():
     pytest.skip("Debian's chromium is not installed", allow_module_level=True)
@@ -155,9 +155,9 @@ def test_a_class_follows_the_teacher_breaks_away_snaps_back_and_survives_a_resta
     for student in students:
         student.wait_for_function("() => /3 of 16|第 3 个时刻/.test(document.querySelector('#lesson-where').innerText)")
         follows(student, teacher)
-    teacher.screenshot(path=str(ARTIFACTS / "class-teacher-1024.png"))
-    phone.screenshot(path=str(ARTIFACTS / "class-student-phone.png"))
-    chinese.screenshot(path=str(ARTIFACTS / "class-student-zh.png"))
+    shot(teacher, "class-teacher-1024", full_page=False)
+    shot(phone, "class-student-phone", full_page=False)
+    shot(chinese, "class-student-zh", full_page=False)
 
 
 @pytest.mark.parametrize(("language", "width"), [("en", "desktop"), ("zh", "phone")])
@@ -175,7 +175,7 @@ def test_the_class_and_lesson_boxes_and_the_lesson_bar_pass_the_accessibility_au
     for box in ("#lesson-box", "#class-box"):
         page.wait_for_selector(f"{box}:not(.folded)")
     settled(page)  # the lesson's first moment answered and drawn
-    page.screenshot(path=str(ARTIFACTS / f"lesson-box-{language}-{width}.png"), full_page=True)
+    shot(page, f"lesson-box-{language}-{width}")
     findings = accessibility.audit_as_shown(page, language, width, "lesson and class boxes")
     assert accessibility.blocking(findings) == [], findings
 
