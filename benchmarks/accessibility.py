@@ -37,28 +37,29 @@ class Finding:
     wcag: bool  # a WCAG A/AA rule (else one of axe's best practices)
 
 
-def audit(page, language: str, width: str) -> list[Finding]:
-    """Every view of `page` (open, after a Step), audited: each tab is opened by its place in the bar."""
+def audit(page, language: str, width: str, skipped: tuple[str, ...] = ()) -> list[Finding]:
+    """Every view of `page` (open, after a Step), audited: each tab is opened by its place in the bar. `skipped`:
+    rules not run (`audit_as_shown`)."""
     found = []
     for index, view in enumerate(TABS):
         tab = page.locator("#views [role=tab]").nth(index)
         before = -1 if tab.get_attribute("aria-selected") == "true" else events_sent(page)
         tab.click()
         settled(page, before)  # drawn as it opens: its event answered (when it was not open), its figures drawn
-        found += audit_as_shown(page, language, width, view)
+        found += audit_as_shown(page, language, width, view, skipped)
     return found
 
 
-def audit_as_shown(page, language: str, width: str, view: str) -> list[Finding]:
-    """`page` as it is now, audited once (`view` names what it shows). axe-core goes into the page once (its 0.5 MB
-    of script parsed once, where `Axe.run` sends it again for every audit), and only the violations come back."""
+def audit_as_shown(page, language: str, width: str, view: str, skipped: tuple[str, ...] = ()) -> list[Finding]:
+    """`page` as it is now, audited once (`view` names what it shows), by every rule axe-core runs by default but
+    those `skipped`. axe-core goes into the page once (its 0.5 MB of script parsed once, where `Axe.run` sends it
+    again for every audit), and only the violations come back."""
     from axe_playwright_python.sync_playwright import Axe
 
     if not page.evaluate("() => typeof window.axe === 'object'"):
         page.evaluate(Axe().axe_script)
-    violations = page.evaluate(
-        "(options) => axe.run(document, options).then((results) => results.violations)", {"resultTypes": ["violations"]}
-    )
+    options = {"resultTypes": ["violations"], "rules": {rule: {"enabled": False} for rule in skipped}}
+    violations = page.evaluate("(options) => axe.run(document, options).then((results) => results.violations)", options)
     return [
         Finding(
             language,
