@@ -192,10 +192,11 @@ def shown_model(page) -> str:
 # browser tests and the app benchmark. It counts the events the page sent to the server (`window.events.sent`: one
 # POST to /queue/join each, less those the server refused or the network lost, whose status or error goes to
 # `window.events.refused`) and those answered (`window.events.answered`: one `process_completed` message each); keeps
-# each event's numbers (`window.events.joins`: its id and when it was sent, in order; `window.events.byEvent[id]`: the
-# bytes of its messages, how many, its handler's seconds as the server says, when its answer came), read from
-# whichever stream carried them (one may carry the answers of many events, kept open by the page's stream keeper),
-# and each stream's opening (`window.events.streams`); and calls `window.events.onPartial`, where a test sets it, on an
+# each event's numbers (`window.events.joins`: its id, when it was sent and which of the page's events it is, its
+# place in the config's dependencies, in order; `window.events.byEvent[id]`: the bytes of its messages, how many, its
+# handler's seconds as the server says, when its answer came), read from whichever stream carried them (one may
+# carry the answers of many events, kept open by the page's stream keeper), and each stream's opening
+# (`window.events.streams`); and calls `window.events.onPartial`, where a test sets it, on an
 # answer still generating (a Run's text as it grows), before Gradio draws it. The streams are read from a copy, and
 # Gradio reads its own response untouched (a response wrapped in a new one lost an answer now and then); an error
 # reading the copy goes to the stream's `error`.
@@ -209,6 +210,8 @@ window.fetch = async (...args) => {
     if (url.includes('/queue/join')) {
         window.events.sent += 1;
         const sentAt = performance.now();
+        let fn = null;  // which of the page's events (its place in the config's dependencies)
+        try { fn = JSON.parse(args[1].body).fn_index; } catch (error) {}
         const refused = (why) => { window.events.sent -= 1; window.events.refused.push(why); };
         let response;
         try {
@@ -220,7 +223,7 @@ window.fetch = async (...args) => {
         if (!response.ok) refused(response.status);
         else response.clone().json().then((body) => {
             if (!body || !body.event_id) return;
-            window.events.joins.push({id: body.event_id, sentAt});
+            window.events.joins.push({id: body.event_id, sentAt, fn});
             eventRecord(body.event_id);
         }, () => {});
         return response;

@@ -211,7 +211,9 @@ class TrainTab(Panel):
                 self.upload = gr.UploadButton(T("Load a model file"), type="filepath", elem_id="train-upload", scale=1)
             self.message = gr.Markdown(elem_id="train-message", elem_classes="note")
             self.timer = gr.Timer(POLL_S, active=False)
-            self.link = page.setting("training", gr.Textbox(visible=False, elem_id="train-link"))  # the link's setup
+            # the link's setup; empty, as the state's is when the link has none, so that opening a link changes it
+            # only when it has a setup (a change is two more events)
+            self.link = page.setting("training", gr.Textbox("", visible=False, elem_id="train-link"))
             # in the tab: gradio numbers the tabs by their place among what the tab bar holds (`ui.page.build_page`)
             self.run = gr.State(None)  # the user's `TrainingRun`
             self.drawn = gr.State(None)  # what the page shows of it: (run id, version) and the replay's key
