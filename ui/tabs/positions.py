@@ -17,6 +17,13 @@ from ..plot import Plot
 from ..runtime import LONG
 from ..settings import DEFAULTS
 
+# Another model chosen (or opened by a link): the figures drawn again only while their tab is open, else as it opens
+# (an event for nothing, at every opening of a link to another model than the first).
+REDRAW_IF_OPEN_JS = """() => {
+    const tab = document.querySelector('#views [role=tab][data-tab-id="experiments"]');
+    if (tab?.getAttribute("aria-selected") === "true") document.getElementById("positions-redraw")?.click();
+}"""
+
 
 class PositionsTab(Panel):
     tab = "experiments"  # a section of the Experiments tab (`ui.tabs.experiments`)
@@ -52,6 +59,7 @@ class PositionsTab(Panel):
             self.shuffle_btn = gr.Button(T("Translate with the source words shuffled"), elem_id="shuffle-btn")
             self.shuffle_text = gr.Markdown(elem_id="shuffle-text")
             self.drawn_for = gr.State("")  # what the page's figures were drawn for (`figures`)
+            self.redraw = gr.Button(visible="hidden", elem_id="positions-redraw")  # another model, the tab open
 
     def wire(self) -> None:
         page = self.page
@@ -61,7 +69,8 @@ class PositionsTab(Panel):
         inputs = [*page.inputs, self.n_positions, self.dims, self.drawn_for]
         self.n_positions.change(draw, inputs, figures, api_visibility="private")
         shown = page.view_handler(self.figures_if_shown, lambda error: dict.fromkeys(figures, ""), hold=False)
-        page.control("model").change(shown, inputs, figures, api_visibility="private")
+        self.redraw.click(shown, inputs, figures, api_visibility="private")
+        page.control("model").change(None, None, None, js=REDRAW_IF_OPEN_JS, api_visibility="private")
         for typed in (self.dims.submit, self.dims.blur):  # when the numbers are typed, not at every keystroke
             typed(draw, inputs, figures, api_visibility="private")
         # drawn as the tab opens, the first time (and when something they show changed meanwhile)
