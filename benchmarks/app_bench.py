@@ -557,7 +557,7 @@ def _tab_steps(page, steps: int, tab: str, opened: str, step_js: str) -> list[di
     return timed
 
 
-def measure_app(*, quick: bool, repeats: int | None = None, model: str = "en-de") -> dict:
+def measure_app(*, quick: bool, repeats: int | None = None, model: str = "en-de", app: App | None = None) -> dict:
     """Start the real app and measure start-up, Step, Run and memory; see the module docstring.
 
     Args:
@@ -567,6 +567,8 @@ def measure_app(*, quick: bool, repeats: int | None = None, model: str = "en-de"
             pages reloaded and the slowed CPU.
         repeats: how many runs to time, and in full mode how many starts, instead of the numbers above.
         model: the built-in model to step and run.
+        app: in quick mode, an app already started to measure instead (the tests' session app, `tests/test_bench.py`):
+            its last start is the start-up time, and its memory is what the users before left.
     """
     from playwright.sync_api import sync_playwright  # only the benchmark needs playwright
 
@@ -576,14 +578,16 @@ def measure_app(*, quick: bool, repeats: int | None = None, model: str = "en-de"
     runs = repeats or (2 if quick else 10)
     steps, memory_steps = (3, 12) if quick else (30, 100)
 
+    if app is not None and not quick:
+        raise ValueError("a full run starts its own app: only the quick mode takes one already started")
     result: dict[str, Any] = {"quick": quick, "model": model, "sentence": SENTENCE}
-    ready = []
-    app = App()
+    own_app = app is None
+    app = App() if own_app else app
     try:
-        for i in range(starts):
+        ready = [app.start()] if own_app else [app.ready_s]
+        for _again in range(starts - 1):  # a full run's starts after the first
+            app.stop()
             ready.append(app.start())
-            if i < starts - 1:
-                app.stop()
         result.update(
             ready_s=round(statistics.median(ready), 2),
             ready_s_each=[round(r, 2) for r in ready],
@@ -601,7 +605,8 @@ def measure_app(*, quick: bool, repeats: int | None = None, model: str = "en-de"
     except Exception as error:
         raise RuntimeError(f"the benchmark failed: {error}\n--- the app's output ---\n{app.log_tail()}") from error
     finally:
-        app.close()
+        if own_app:
+            app.close()
     return result
 
 

@@ -70,6 +70,7 @@ class App:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
         self.process: subprocess.Popen | None = None
+        self.ready_s: float | None = None  # how long its last start took (`start`)
         self.log = tempfile.NamedTemporaryFile(prefix="app-", suffix=".log", delete=False)  # noqa: SIM115
 
     def start(self) -> float:
@@ -88,7 +89,8 @@ class App:
                 try:
                     with urllib.request.urlopen(self.url, timeout=1) as answer:
                         if answer.status == 200 and listens_on(self.process.pid, self.port):
-                            return time.perf_counter() - start
+                            self.ready_s = time.perf_counter() - start
+                            return self.ready_s
                 except OSError:
                     pass
                 time.sleep(0.05)

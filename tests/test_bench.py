@@ -92,13 +92,14 @@ def sections(markdown: str) -> dict[str, str]:
 @pytest.mark.long
 @pytest.mark.slow
 @pytest.mark.browser
-def test_the_app_benchmark_in_quick_mode():
-    """Sections 6 and 7 against the real app in Chromium (skipped where Chromium is missing, as the browser tests)."""
+def test_the_app_benchmark_in_quick_mode(real_app):
+    """Sections 6 and 7 against the real app in Chromium (skipped where Chromium is missing, as the browser tests):
+    on the session's app, as the quick mode may take one (the app's start is the browser tests' own)."""
     if not Path(CHROMIUM).exists():
         pytest.skip("Debian's chromium is not installed")
     from benchmarks.app_bench import measure_app
 
-    app = measure_app(quick=True)
+    app = measure_app(quick=True, app=real_app)
     assert app["ready_s"] > 0 and app["step_ms_median"] > 0 and app["run_ms_median"] > 0
     assert app["translation"] and app["n_steps"] >= 2
     assert app["rss_ready_mb"] > 0 and app["peak_mb"] >= app["rss_ready_mb"]
