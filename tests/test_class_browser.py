@@ -37,6 +37,11 @@ def opened(browser, url: str, width: int, height: int, locale: str = "en-US"):
     return page
 
 
+# A page shows the lesson's moment `n` (of 16), in English or in Chinese; the lesson's bar may not be drawn yet.
+AT_MOMENT = """n => new RegExp(`${n} of 16|第 ${n} 个时刻`)
+    .test(document.querySelector('#lesson-where')?.innerText || '')"""
+
+
 def output(page) -> str:
     return page.locator("#output-text textarea").input_value()
 
@@ -57,7 +62,7 @@ def follows(page, teacher, what=output) -> None:
 def step(page) -> str:
     before = output(page)
     page.click("#step-btn")
-    page.wait_for_function("b => document.querySelector('#output-text textarea').value !== b", arg=before)
+    page.wait_for_function("b => (document.querySelector('#output-text textarea')?.value ?? b) !== b", arg=before)
     return output(page)
 
 
@@ -81,7 +86,7 @@ def test_a_class_follows_the_teacher_breaks_away_snaps_back_and_survives_a_resta
         student.wait_for_selector(".class-student")
     assert "跟随老师" in chinese.locator(".class-student").inner_text()  # each in its own language
     assert "follows the teacher" in phone.locator(".class-student").inner_text()
-    teacher.wait_for_function("() => document.querySelector('.class-counts').innerText.startsWith('3 connected')")
+    teacher.wait_for_function("() => document.querySelector('.class-counts')?.innerText.startsWith('3 connected')")
     assert teacher.locator(".class-counts").inner_text() == "3 connected · 3 following"
 
     for _ in range(2):
@@ -103,7 +108,7 @@ def test_a_class_follows_the_teacher_breaks_away_snaps_back_and_survives_a_resta
     step(teacher)
     follows(phone, teacher)
     assert output(typed) == own  # broken away: the teacher's step does not reach it
-    teacher.wait_for_function("() => document.querySelector('.class-counts').innerText.endsWith('2 following')")
+    teacher.wait_for_function("() => document.querySelector('.class-counts')?.innerText.endsWith('2 following')")
     typed.click("#class-back")
     follows(typed, teacher)
 
@@ -117,7 +122,7 @@ def test_a_class_follows_the_teacher_breaks_away_snaps_back_and_survives_a_resta
             student.locator("#class-choice label").nth(choice).click()
         assert "提问" not in phone.locator("#class-prompt").inner_text()  # the phone reads English …
         assert any("\u4e00" <= ch <= "\u9fff" for ch in chinese.locator("#class-prompt").inner_text())  # … and zh
-        teacher.wait_for_function("() => document.querySelector('.class-total').innerText.startsWith('2 ')")
+        teacher.wait_for_function("() => document.querySelector('.class-total')?.innerText.startsWith('2 ')")
         teacher.click("#class-reveal")
         teacher.wait_for_selector(".class-why")
         for student in (chinese, phone):
@@ -132,9 +137,9 @@ def test_a_class_follows_the_teacher_breaks_away_snaps_back_and_survives_a_resta
     teacher.click("#lesson-guide")
     teacher.wait_for_selector("#lesson-where .lesson-where")
     teacher.click("#lesson-next")
-    teacher.wait_for_function("() => document.querySelector('#lesson-where').innerText.includes('2 of 16')")
+    teacher.wait_for_function("() => document.querySelector('#lesson-where')?.innerText.includes('2 of 16')")
     for student in students:
-        student.wait_for_function("() => /2 of 16|第 2 个时刻/.test(document.querySelector('#lesson-where').innerText)")
+        student.wait_for_function(AT_MOMENT, arg=2)
         assert "Step: one next-token choice" in student.locator("#lesson-note").inner_text()
         assert not student.locator("#lesson-next").is_visible()  # only the teacher moves the lesson
     assert "第 2 个时刻，共 16 个" in chinese.locator("#lesson-where").inner_text()
@@ -149,11 +154,11 @@ def test_a_class_follows_the_teacher_breaks_away_snaps_back_and_survives_a_resta
     # Gradio reloads a page once it reaches the server again (the teacher's at its counts' next tick); a student's
     # page reloads at its next event, or goes on as it is, its class's stream reconnected by itself.
     teacher.wait_for_function("() => !window.beforeRestart && document.querySelector('.class-code')")
-    teacher.wait_for_function("() => document.querySelector('#output-text textarea').value !== ''")
-    teacher.wait_for_function("() => document.querySelector('#lesson-where').innerText.includes('2 of 16')")
+    teacher.wait_for_function("() => (document.querySelector('#output-text textarea')?.value ?? '') !== ''")
+    teacher.wait_for_function("() => document.querySelector('#lesson-where')?.innerText.includes('2 of 16')")
     teacher.click("#lesson-next")  # the lesson goes on where it stood
     for student in students:
-        student.wait_for_function("() => /3 of 16|第 3 个时刻/.test(document.querySelector('#lesson-where').innerText)")
+        student.wait_for_function(AT_MOMENT, arg=3)
         follows(student, teacher)
     shot(teacher, "class-teacher-1024", full_page=False)
     shot(phone, "class-student-phone", full_page=False)
