@@ -160,6 +160,11 @@ def test_a_class_follows_the_teacher_breaks_away_snaps_back_and_survives_a_resta
     for student in students:
         student.wait_for_function(AT_MOMENT, arg=3)
         follows(student, teacher)
+    # each page still in its own language, though the server lost their sessions (they went on without a reload):
+    # the Chinese student's words that the server writes, in Chinese (the lesson's notes are in the lesson's language)
+    caption = chinese.locator("#attention-caption").inner_text()
+    assert sum("\u4e00" <= ch <= "\u9fff" for ch in caption) > len(caption) / 4, caption
+    assert not any("\u4e00" <= ch <= "\u9fff" for ch in phone.locator("#attention-caption").inner_text())
     shot(teacher, "class-teacher-1024", full_page=False)
     shot(phone, "class-student-phone", full_page=False)
     shot(chinese, "class-student-zh", full_page=False)

@@ -88,7 +88,9 @@ class FollowedPanel(Protocol):
     seat: gr.components.Component
     stream: gr.components.Component
 
-    def followed(self, explorer: Explorer | None, seat: dict, drawn: bool = False) -> dict: ...
+    def followed(
+        self, explorer: Explorer | None, seat: dict, drawn: bool = False, language: str | None = None
+    ) -> dict: ...
 
 
 def read_seat(value: object) -> dict:
@@ -206,7 +208,7 @@ class Follows:
 
         def followed() -> dict:  # what changed since the session's explorer, the view the session's page had
             with speaking(explorer.state.language if isinstance(explorer, Explorer) else language):
-                return self.panel.followed(explorer, seat)
+                return self.panel.followed(explorer, seat, language=language)
 
         try:
             await self._answer(self.follow, await anyio.to_thread.run_sync(followed), state)

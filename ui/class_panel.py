@@ -31,7 +31,7 @@ from starlette.routing import Route
 from explorer import Explorer, ExplorerError, ExplorerState
 from explorer.class_store import ClassRow
 from explorer.classroom import Classroom, ClassroomError, Teacher, join_link, normal_code, qr_svg
-from explorer.i18n import N_, _, speaking
+from explorer.i18n import LANGUAGES, N_, _, speaking
 from explorer.questions import revealed
 from explorer.registry import ModelRegistry
 
@@ -190,6 +190,14 @@ COPY_TEACHER_WORDS = {
 
 def copy_teacher_js() -> str:
     return with_browser_words(scripts.copy_js("class-copy", TEACHER_ADDRESS), COPY_TEACHER_WORDS)
+
+
+def page_language(explorer: Explorer | None, language: object = None) -> str:
+    """The language a page is in: its explorer's; else, where the server has none for the page (it restarted, and the
+    page went on without a reload), the one its language switch shows (`language`, where the event sends it)."""
+    if isinstance(explorer, Explorer):
+        return explorer.state.language
+    return language if isinstance(language, str) and language in LANGUAGES else "en"
 
 
 def seat_json(role: str = "", code: str = "", **fields: Any) -> str:
@@ -428,11 +436,17 @@ class ClassPanel(Panel):
             return self.followed(explorer, seat, request=request) | {self.page.status: said}
 
     def followed(
-        self, explorer: Explorer | None, seat: dict, drawn: bool = False, request: gr.Request | None = None
+        self,
+        explorer: Explorer | None,
+        seat: dict,
+        drawn: bool = False,
+        request: gr.Request | None = None,
+        language: str | None = None,
     ) -> Updates:
         """A following student's page after the teacher moved: the teacher's view, if it is not shown yet, the
         class's question and the lesson's note. `drawn`: the page shows `seat` already (its own Follow), so what it
-        shows of the class is drawn again only where it changed (the seat marks what was drawn: `asked`, `noted`)."""
+        shows of the class is drawn again only where it changed (the seat marks what was drawn: `asked`, `noted`).
+        `language`: the page's (`page_language`), for a page the server has no explorer for."""
         page = self.page
         row = self.classroom.news(seat["code"], seat["student"], seat.get("following", False))
         if self.follows is not None:  # its next moves may come without a page event (`ui.class_follow`)
@@ -454,7 +468,8 @@ class ClassPanel(Panel):
             noted = self.noted(row, seat)
         seat = {**seat, "version": row.version, "asked": marks["asked"]}
         seat |= {"noted": marks["noted"]} if following else {}
-        own = explorer.state if isinstance(explorer, Explorer) else ExplorerState()
+        own = ExplorerState(language=page_language(explorer, language))
+        own = explorer.state if isinstance(explorer, Explorer) else own
         view = self.classroom.view(row, own) if following else None
         if view is None:
             return self.shown(seat, drawn=drawn) | asked | noted
@@ -496,31 +511,42 @@ class ClassPanel(Panel):
         opening = page.opening(state.tab) if before.tab != state.tab else {}
         return explorer, opening | changed | page.refreshed(explorer, light=True)
 
-    def follow_handler(self, explorer: Explorer | None, seat_value: str, request: gr.Request | None = None) -> Updates:
-        """The page's hidden Follow, clicked by its script when the class's version changed."""
-        return self.follow_seat(explorer, seat_value, drawn=True, request=request)
+    def follow_handler(
+        self, explorer: Explorer | None, seat_value: str, language: str | None = None, request: gr.Request | None = None
+    ) -> Updates:
+        """The page's hidden Follow, clicked by its script when the class's version changed (with the page's
+        language: after a restart the server has no explorer for a page that went on as it was)."""
+        return self.follow_seat(explorer, seat_value, drawn=True, request=request, language=language)
 
     def follow_seat(
-        self, explorer: Explorer | None, seat_value: str, drawn: bool, request: gr.Request | None = None
+        self,
+        explorer: Explorer | None,
+        seat_value: str,
+        drawn: bool,
+        request: gr.Request | None = None,
+        language: str | None = None,
     ) -> Updates:
         seat = read_seat(seat_value)
         if seat.get("role") != "student":
             return {self.seat: gr.skip()}
-        with speaking(explorer.state.language if isinstance(explorer, Explorer) else "en"):
+        language = page_language(explorer, language)
+        with speaking(language):
             try:
-                return self.followed(explorer, seat, drawn=drawn, request=request)
+                return self.followed(explorer, seat, drawn=drawn, request=request, language=language)
             except ExplorerError as error:
                 return self.failed(error)
 
     def switched(self, following: bool):
         """Explore on my own (False), or Back to the teacher (True)."""
 
-        def handler(explorer: Explorer | None, seat_value: str, request: gr.Request | None = None) -> Updates:
+        def handler(
+            explorer: Explorer | None, seat_value: str, language: str | None = None, request: gr.Request | None = None
+        ) -> Updates:
             seat = read_seat(seat_value)
             if seat.get("role") != "student":
                 return {self.seat: gr.skip()}
             seat = seat_json(**{**seat, "following": following, "version": -1})
-            return self.follow_seat(explorer, seat, drawn=False, request=request)
+            return self.follow_seat(explorer, seat, drawn=False, request=request, language=language)
 
         return handler
 
@@ -553,8 +579,14 @@ class ClassPanel(Panel):
         ticked = [self.banner, self.timer, self.questions.tally, self.questions.reveal]
         self.timer.tick(self.counted, [page.explorer, self.seat], ticked, **hidden, **QUICK)
         follow = uses_gpu(self.follow_handler)
+        language = page.control("language")  # the page's, for a page the server lost (`page_language`)
         followed = self.follow.click(
-            follow, [page.explorer, self.seat], self.view_outputs, trigger_mode="always_last", **hidden, **QUICK
+            follow,
+            [page.explorer, self.seat, language],
+            self.view_outputs,
+            trigger_mode="always_last",
+            **hidden,
+            **QUICK,
         )
         drawn = [block for block in self.view_outputs if not getattr(block, "stateful", False)]
         applied = self.apply.click(None, None, drawn, js=APPLY_JS, **hidden)
@@ -567,7 +599,7 @@ class ClassPanel(Panel):
         self.code.submit(joined, [page.explorer, self.code], self.view_outputs, **hidden, **QUICK)
         for button, following in ((self.leave, False), (self.back, True)):
             handler = uses_gpu(self.switched(following))
-            button.click(handler, [page.explorer, self.seat], self.view_outputs, **hidden, **QUICK)
+            button.click(handler, [page.explorer, self.seat, language], self.view_outputs, **hidden, **QUICK)
         self.end.click(self.left, [page.explorer, self.seat], mine, **hidden, **QUICK)
         self.copy.click(None, None, None, js=copy_teacher_js(), **hidden)
         questions = self.questions
