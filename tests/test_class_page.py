@@ -85,6 +85,19 @@ def test_a_student_follows_the_teachers_view_in_its_own_language(panel, registry
     assert json.loads(updates[panel.seat])["version"] == panel.classroom.store.find(code).version
 
 
+def test_a_page_the_server_lost_follows_in_the_language_its_switch_shows(panel, registry, teaching):
+    """After a restart the server has no explorer for a page that went on as it was: its Follow sends the page's
+    language, and the class's view comes in it (it came in English); a value that is no language is English."""
+    explorer, seat = teaching
+    _student, student_seat = joined(panel, registry, read_seat(seat)["code"])
+    explorer.step()
+    panel.classroom.publish(_seat_of(seat), explorer.state)
+    for sent, language in (("zh", "zh"), ("en", "en"), ("klingon", "en"), (None, "en")):
+        updates = panel.follow_handler(None, student_seat, sent)
+        assert updates[panel.page.explorer].state.language == language, sent
+        student_seat = seat_json(**{**json.loads(updates[panel.seat]), "version": -1})  # the next one draws it again
+
+
 def _seat_of(seat_value: str):
     from explorer.classroom import Seat, Teacher
 
@@ -194,7 +207,7 @@ def test_a_follower_gets_the_teachers_new_view_as_its_follow_would_draw_it(panel
     # the seat's places are the page's to fill (its own student and version)
     assert [panel.follows.apply.outputs[i] for i in answer["seat"]] == [panel.seat, panel.stream]
     # the page's Follow draws the same text
-    follow = panel.follow_handler(student, json.dumps(seat), session("page-0"))
+    follow = panel.follow_handler(student, json.dumps(seat), request=session("page-0"))
     assert follow[panel.page.explorer].snapshot().output_text == teacher.snapshot().output_text
 
 

@@ -468,8 +468,10 @@ class ClassPanel(Panel):
             noted = self.noted(row, seat)
         seat = {**seat, "version": row.version, "asked": marks["asked"]}
         seat |= {"noted": marks["noted"]} if following else {}
-        own = ExplorerState(language=page_language(explorer, language))
-        own = explorer.state if isinstance(explorer, Explorer) else own
+        if isinstance(explorer, Explorer):
+            own = explorer.state
+        else:  # a page the server has no explorer for (a restart): in its own language, as its switch shows it
+            own = ExplorerState(language=page_language(None, language))
         view = self.classroom.view(row, own) if following else None
         if view is None:
             return self.shown(seat, drawn=drawn) | asked | noted
