@@ -578,8 +578,8 @@ def measure_app(*, quick: bool, repeats: int | None = None, model: str = "en-de"
     runs = repeats or (2 if quick else 10)
     steps, memory_steps = (3, 12) if quick else (30, 100)
 
-    if app is not None and not quick:
-        raise ValueError("a full run starts its own app: only the quick mode takes one already started")
+    if app is not None and (not quick or app.ready_s is None):
+        raise ValueError("only the quick mode takes an app, already started: a full run starts its own")
     result: dict[str, Any] = {"quick": quick, "model": model, "sentence": SENTENCE}
     own_app = app is None
     app = App() if own_app else app

@@ -386,17 +386,35 @@ LINK_TAB = """tab => { const href = document.querySelector('#share-link a')?.get
     catch (error) { return false; } }"""
 
 
-# The handlers of the events the page has sent, in order (`EVENT_TAP_JS`'s joins; a handler's name is its API name).
-SENT = "() => window.events.joins.map((join) => window.gradio_config.dependencies[join.fn].api_name)"
+# The events the page has sent, in order (`EVENT_TAP_JS`'s joins): each as its handler's name (its API name) and
+# what set it off ("load", "click", "select", "then", …).
+SENT = """() => window.events.joins.map((join) => {
+    const event = window.gradio_config.dependencies[join.fn];
+    return [event.api_name, event.targets[0][1]];
+})"""
 
 
 def test_opening_a_link_sends_only_the_events_that_draw_it(page):
     """A share link to numbers-de with no class and no training setup in it (the `page` fixture's): three events,
-    the first tab's selection, the address and the view restored. Not the class's join (`by_link`), the Train tab's
-    setup (`from_link` and the settings' change after it), nor the positional encodings of another model while their
-    tab is closed: each answered nothing, and the four took a fifth of the browser's work of an opening."""
+    the first tab's selection (Gradio's, before or after the others), the address and the view restored. Not the
+    class's join (`by_link`), the Train tab's setup (`from_link` and the settings' change after it), nor the
+    positional encodings of another model while their tab is closed: each answered nothing, and the four took a
+    fifth of the browser's work of an opening."""
     sent = page.evaluate(SENT)
-    assert len(sent) == 3 and sent[1:] == ["address", "restore"], sent
+    names = [name for name, _trigger in sent]
+    assert len(sent) == 3 and names.index("address") < names.index("restore"), sent
+    assert [trigger for name, trigger in sent if name not in ("address", "restore")] == ["select"], sent
+
+
+def test_a_link_with_a_training_setup_fills_the_train_tab(browser, app_url):
+    """The setup a link holds reaches the Train tab's controls as the page opens (the tab's hidden link field changes
+    only then: it starts empty, as a link without a setup leaves it)."""
+    state = ExplorerState(model="numbers-de", source="twenty-one", training='{"task":"copy","seed":7}')
+    tab = opened(browser, app_url + "?state=" + state.to_link())
+    open_tab(tab, "Train")
+    tab.wait_for_function("() => document.querySelector('#train-seed input')?.value === '7'")
+    assert tab.locator("#train-task input").input_value().lower().startswith("copy")
+    browser.put_back(tab)
 
 
 def test_a_shared_link_restores_the_view(page, browser, app_url):

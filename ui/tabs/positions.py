@@ -69,7 +69,8 @@ class PositionsTab(Panel):
         inputs = [*page.inputs, self.n_positions, self.dims, self.drawn_for]
         self.n_positions.change(draw, inputs, figures, api_visibility="private")
         shown = page.view_handler(self.figures_if_shown, lambda error: dict.fromkeys(figures, ""), hold=False)
-        self.redraw.click(shown, inputs, figures, api_visibility="private")
+        # the last model chosen wins, as the model's change event did (a click's default drops one sent meanwhile)
+        self.redraw.click(shown, inputs, figures, api_visibility="private", trigger_mode="always_last")
         page.control("model").change(None, None, None, js=REDRAW_IF_OPEN_JS, api_visibility="private")
         for typed in (self.dims.submit, self.dims.blur):  # when the numbers are typed, not at every keystroke
             typed(draw, inputs, figures, api_visibility="private")
