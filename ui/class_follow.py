@@ -46,7 +46,7 @@ from starlette.routing import Route
 
 from explorer import Explorer, ExplorerError, ExplorerState
 from explorer.classroom import normal_code
-from explorer.i18n import speaking
+from explorer.i18n import LANGUAGES, speaking
 
 from .gradio_patch import LeanSessionState, kept_session, session_value
 
@@ -91,6 +91,14 @@ class FollowedPanel(Protocol):
     def followed(
         self, explorer: Explorer | None, seat: dict, drawn: bool = False, language: str | None = None
     ) -> dict: ...
+
+
+def page_language(explorer: Explorer | None, language: object = None) -> str:
+    """The language a page is in: its explorer's; else, where the server has none for the page (it restarted, and the
+    page went on without a reload), the one its language switch shows (`language`, where the event sends it)."""
+    if isinstance(explorer, Explorer):
+        return explorer.state.language
+    return language if isinstance(language, str) and language in LANGUAGES else "en"
 
 
 def read_seat(value: object) -> dict:
@@ -207,7 +215,7 @@ class Follows:
         seat = {"role": "student", "code": code, "student": student, "following": following}
 
         def followed() -> dict:  # what changed since the session's explorer, the view the session's page had
-            with speaking(explorer.state.language if isinstance(explorer, Explorer) else language):
+            with speaking(page_language(explorer, language)):
                 return self.panel.followed(explorer, seat, language=language)
 
         try:

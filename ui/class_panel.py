@@ -31,12 +31,12 @@ from starlette.routing import Route
 from explorer import Explorer, ExplorerError, ExplorerState
 from explorer.class_store import ClassRow
 from explorer.classroom import Classroom, ClassroomError, Teacher, join_link, normal_code, qr_svg
-from explorer.i18n import LANGUAGES, N_, _, speaking
+from explorer.i18n import N_, _, speaking
 from explorer.questions import revealed
 from explorer.registry import ModelRegistry
 
 from . import scripts
-from .class_follow import APPLY_JS, Follows, read_seat
+from .class_follow import APPLY_JS, Follows, page_language, read_seat
 from .class_questions import Questions
 from .i18n import T, with_browser_words
 from .panel import PageAccess, Panel, Updates, escaped
@@ -46,9 +46,7 @@ from .settings import control_values
 COUNTS_S = 0.5  # how often the teacher's page redraws its counts and the tally
 # As the page opens, after its view is restored: an address with a class in it (`class_query`) joins the class
 # (`ClassPanel.by_link`, which checks the code).
-BY_LINK_JS = """() => {
-    if (new URLSearchParams(location.search).get("class")) document.getElementById("class-by-link")?.click();
-}"""
+BY_LINK_JS = scripts.click_when('new URLSearchParams(location.search).get("class")', "class-by-link")
 
 CLASS_INTRO = N_(
     "**Teach a class**: the students open the link or type the code, and their pages follow yours, each in its own "
@@ -190,14 +188,6 @@ COPY_TEACHER_WORDS = {
 
 def copy_teacher_js() -> str:
     return with_browser_words(scripts.copy_js("class-copy", TEACHER_ADDRESS), COPY_TEACHER_WORDS)
-
-
-def page_language(explorer: Explorer | None, language: object = None) -> str:
-    """The language a page is in: its explorer's; else, where the server has none for the page (it restarted, and the
-    page went on without a reload), the one its language switch shows (`language`, where the event sends it)."""
-    if isinstance(explorer, Explorer):
-        return explorer.state.language
-    return language if isinstance(language, str) and language in LANGUAGES else "en"
 
 
 def seat_json(role: str = "", code: str = "", **fields: Any) -> str:
@@ -343,7 +333,7 @@ class ClassPanel(Panel):
 
     def started(self, explorer: Explorer | None, request: gr.Request) -> Updates:
         """Teach a class: start one showing the page's view."""
-        language = explorer.state.language if isinstance(explorer, Explorer) else "en"
+        language = page_language(explorer)
         with speaking(language):
             try:
                 teacher = self.classroom.start(explorer.state if isinstance(explorer, Explorer) else None)
@@ -356,7 +346,7 @@ class ClassPanel(Panel):
 
     def reclaimed(self, explorer: Explorer | None, kept: str, request: gr.Request) -> Updates:
         """The teacher's page opened again (a reload, another browser): the class its link or its tab holds."""
-        language = explorer.state.language if isinstance(explorer, Explorer) else "en"
+        language = page_language(explorer)
         with speaking(language):
             seat = read_seat(json.dumps({"role": "teacher", **json.loads(kept)}) if kept.startswith("{") else "")
             return self.as_teacher(explorer, seat.get("code"), seat.get("secret"), request)
@@ -382,13 +372,13 @@ class ClassPanel(Panel):
         row = self.classroom.store.find(seat.get("code", "")) if seat.get("role") == "teacher" else None
         if row is None:
             return {self.timer: gr.update(active=False)}
-        with speaking(explorer.state.language if isinstance(explorer, Explorer) else "en"):
+        with speaking(page_language(explorer)):
             return {self.banner: self.banner_html(seat, request)} | self.questions.teacher_view(row)
 
     def ask_handler(self, explorer: Explorer | None, seat_value: str, kind: str, request: gr.Request) -> Updates:
         """Ask the class: a question about the teacher's step."""
         seat = read_seat(seat_value)
-        with speaking(explorer.state.language if isinstance(explorer, Explorer) else "en"):
+        with speaking(page_language(explorer)):
             try:
                 row = self.classroom.teacher(seat.get("code"), seat.get("secret"), address_of(request))
                 if not isinstance(explorer, Explorer):
@@ -401,7 +391,7 @@ class ClassPanel(Panel):
         """Reveal: the answer on the projector, and the view that proves it on the teacher's page (so on the
         class's)."""
         seat = read_seat(seat_value)
-        with speaking(explorer.state.language if isinstance(explorer, Explorer) else "en"):
+        with speaking(page_language(explorer)):
             try:
                 row = self.classroom.teacher(seat.get("code"), seat.get("secret"), address_of(request))
                 question = self.questions.revealing(row)
@@ -412,7 +402,7 @@ class ClassPanel(Panel):
 
     def answer_handler(self, explorer: Explorer | None, seat_value: str, choice: str) -> Updates:
         seat = read_seat(seat_value)
-        with speaking(explorer.state.language if isinstance(explorer, Explorer) else "en"):
+        with speaking(page_language(explorer)):
             if seat.get("role") != "student":
                 said = _("There is no question to answer.")
             else:
@@ -424,7 +414,7 @@ class ClassPanel(Panel):
 
     def joined(self, explorer: Explorer | None, code: str, request: gr.Request | None = None) -> Updates:
         """Join the class of the typed code: the page shows the teacher's view from now on."""
-        language = explorer.state.language if isinstance(explorer, Explorer) else "en"
+        language = page_language(explorer)
         with speaking(language):
             student = secrets.token_urlsafe(12)
             try:
@@ -555,7 +545,7 @@ class ClassPanel(Panel):
     def left(self, explorer: Explorer | None, seat_value: str) -> Updates:
         """Leave the class (a student), or end it (the teacher)."""
         seat = read_seat(seat_value)
-        with speaking(explorer.state.language if isinstance(explorer, Explorer) else "en"):
+        with speaking(page_language(explorer)):
             if seat.get("role") == "teacher":
                 try:
                     self.classroom.end(seat.get("code"), seat.get("secret"))
@@ -620,8 +610,8 @@ class ClassPanel(Panel):
 
     def on_opened(self, event: Any) -> None:
         """A page opened on a class's link joins or drives it (`by_link`); a page opened on any other address sends
-        no event for it: an event that answers nothing, for 117 outputs, took a sixth of the browser's work of
-        opening the page."""
+        no event for it: it answered nothing, for 117 outputs (with three more events for nothing, a quarter of the
+        browser's work of an opening: docs/architecture.md)."""
         page = self.page
         self.by_link_button.click(
             self.by_link, [page.explorer, self.opened_with], self.view_outputs, api_visibility="private"
@@ -633,7 +623,7 @@ class ClassPanel(Panel):
         code, secret = opened.get("class", ""), opened.get("teacher", "")
         if not code or (opened.get("teach") and not secret):  # the teacher's tab reopens it (`SEAT_JS`)
             return {self.seat: gr.skip()}  # (an empty dict is no answer to gradio)
-        with speaking(explorer.state.language if isinstance(explorer, Explorer) else "en"):
+        with speaking(page_language(explorer)):
             if secret:
                 return self.as_teacher(explorer, code, secret, request)
             seat = opened.get("seat", "")

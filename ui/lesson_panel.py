@@ -30,7 +30,7 @@ from explorer.lessons import MAX_NOTE_CHARS, Lesson, LessonError, built_in, note
 from explorer.questions import KINDS, TITLES
 
 from . import scripts
-from .class_panel import ClassPanel, address_of, read_seat
+from .class_panel import ClassPanel, address_of, page_language, read_seat
 from .i18n import T, with_browser_words
 from .panel import PageAccess, Panel, Updates, escaped
 from .runtime import QUICK, uses_gpu
@@ -280,7 +280,7 @@ class LessonPanel(Panel):
         the page's message, the lesson unchanged."""
 
         def run(explorer, data, seat_value, values, request) -> Updates:
-            language = explorer.state.language if isinstance(explorer, Explorer) else "en"
+            language = page_language(explorer)
             with speaking(language):
                 lesson, at = kept(data)
                 try:
@@ -306,7 +306,7 @@ class LessonPanel(Panel):
         return handler
 
     def from_guide(self, explorer, lesson, at, seat, request) -> Updates:
-        language = explorer.state.language if isinstance(explorer, Explorer) else "en"
+        language = page_language(explorer)
         return self.going(explorer, built_in(language), 0, seat, request)
 
     def loaded(self, explorer, lesson, at, seat, request, path) -> Updates:

@@ -1,5 +1,5 @@
-"""Small scripts the page runs in the browser, shared by its panels: a box that unfolds under its button, and a link
-copied to the clipboard."""
+"""Small scripts the page runs in the browser, shared by its panels: a box that unfolds under its button, an event
+sent only when it has something to do, and a link copied to the clipboard."""
 
 from __future__ import annotations
 
@@ -18,6 +18,13 @@ def toggle_js(box: str) -> str:
 def fold_js(box: str) -> str:
     """Fold the box `box`."""
     return f"() => {{ document.getElementById({json.dumps(box)})?.classList.add('folded'); }}"
+
+
+def click_when(condition: str, button: str) -> str:
+    """A browser-only event that clicks the hidden button `button` (an elem_id, whose own event goes to the server)
+    when `condition` (a JavaScript expression) holds, and otherwise sends nothing: for an event that would often
+    answer nothing."""
+    return f"() => {{ if ({condition}) document.getElementById({json.dumps(button)})?.click(); }}"
 
 
 # A link as a full address, on the clipboard; the button says it worked or why not. The clipboard API exists only on

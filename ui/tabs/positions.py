@@ -11,6 +11,7 @@ import gradio as gr
 from explorer import render
 from explorer.i18n import _, ngettext
 
+from .. import scripts
 from ..i18n import T
 from ..panel import PageAccess, Panel, Updates, escaped
 from ..plot import Plot
@@ -19,10 +20,9 @@ from ..settings import DEFAULTS
 
 # Another model chosen (or opened by a link): the figures drawn again only while their tab is open, else as it opens
 # (an event for nothing, at every opening of a link to another model than the first).
-REDRAW_IF_OPEN_JS = """() => {
-    const tab = document.querySelector('#views [role=tab][data-tab-id="experiments"]');
-    if (tab?.getAttribute("aria-selected") === "true") document.getElementById("positions-redraw")?.click();
-}"""
+EXPERIMENTS_OPEN = """document.querySelector('#views [role=tab][data-tab-id="experiments"]')
+    ?.getAttribute('aria-selected') === 'true'"""
+REDRAW_IF_OPEN_JS = scripts.click_when(EXPERIMENTS_OPEN, "positions-redraw")
 
 
 class PositionsTab(Panel):
