@@ -177,8 +177,8 @@ def test_with_an_empty_cache_the_page_opens_on_the_built_in_model_at_once(tmp_pa
 
 @pytest.mark.slow
 def test_the_app_opens_on_the_cached_opus_mt_offline(tmp_path):
-    """The whole app, in its own process, with a temporary Hugging Face cache (HF_HUB_CACHE, HF_HUB_OFFLINE=1). With
-    an empty cache it opens on en-de: the test above, and the app of the browser tests (`real_app`)."""
+    """The whole app, in its own process, with a temporary Hugging Face cache (HF_HUB_CACHE, HF_HUB_OFFLINE=1): on
+    opus-mt-en-de where the cache holds it, on the built-in en-de where it is empty."""
     import os
     import subprocess
     import sys
@@ -194,6 +194,9 @@ def test_the_app_opens_on_the_cached_opus_mt_offline(tmp_path):
     env = {**os.environ, "HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
     opened = subprocess.run([sys.executable, "-c", show], cwd=ROOT, env=env, capture_output=True, text=True)
     assert opened.stdout.strip().splitlines()[-1] == HUB_DEFAULT, opened.stderr[-2000:]
+    env["HF_HUB_CACHE"] = str(tmp_path / "empty")
+    opened = subprocess.run([sys.executable, "-c", show], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert opened.stdout.strip().splitlines()[-1] == "en-de", opened.stderr[-2000:]
 
 
 def test_the_model_picker_describes_every_built_in_model_with_the_figures_of_its_card(registry):
