@@ -72,9 +72,10 @@ The window is 1400×1000 (`VIEWPORT`), a laptop's, as the issue that set the tar
   machine's two cores, as a teacher's laptop serving a class would.
 
 `measure_idle_page(url)` (`--idle`): what a page left open costs the machine while nobody uses it, Chromium's CPU
-seconds a second over 20 s.
+seconds a second over 20 s. `measure_openings(app)` (`--openings`): what opening a page costs the browser and the
+server, as the browser tests open theirs (ten openings in one tab).
 
-Run with `python -m benchmarks.app_bench [--quick] [--json PATH] [--class N] [--idle]`.
+Run with `python -m benchmarks.app_bench [--quick] [--json PATH] [--class N] [--idle] [--openings]`.
 """
 
 from __future__ import annotations
@@ -713,7 +714,78 @@ def measure_idle_page(url: str, seconds: float = 20.0, settle_s: float = 3.0) ->
             browser.close()
 
 
+def measure_openings(app: App, openings: int = 10, warm_up: int = 2) -> dict[str, Any]:
+    """What opening a page costs, as the browser tests open theirs: a share link to numbers-de at 1280×1600, again
+    and again in one tab of a profile on disk (its scripts compiled once, from V8's code cache after). Medians over
+    `openings` after `warm_up`: the page's main thread (`opening_main_thread_s`, Chromium's own count of its tasks),
+    Chromium's CPU and the app's (`opening_chromium_cpu_s`, `opening_app_cpu_s`, from /proc), the seconds until it
+    is drawn and its events answered (`opening_drawn_s`), and the events it sent (`opening_events`)."""
+    import tempfile
+
+    from playwright.sync_api import sync_playwright
+
+    from explorer import ExplorerState
+
+    url = app.url + "?state=" + ExplorerState(model="numbers-de", source="twenty-one").to_link()
+    app_pid = app.process.pid if app.process is not None else None
+    ticks = os.sysconf("SC_CLK_TCK")
+
+    def app_cpu_s() -> float:
+        fields = Path(f"/proc/{app_pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / ticks
+
+    rows: dict[str, list[float]] = {"main": [], "chromium": [], "app": [], "drawn": [], "events": []}
+    with sync_playwright() as playwright, tempfile.TemporaryDirectory() as profile:
+        context = playwright.chromium.launch_persistent_context(
+            profile, executable_path=CHROMIUM, args=CHROMIUM_ARGS, viewport={"width": 1280, "height": 1600}
+        )
+        try:
+            page = context.new_page()
+            page.add_init_script(EVENT_TAP_JS)
+            devtools = context.new_cdp_session(page)
+            devtools.send("Performance.enable")
+
+            def main_thread_s() -> float:
+                metrics = devtools.send("Performance.getMetrics")["metrics"]
+                return next(metric["value"] for metric in metrics if metric["name"] == "TaskDuration")
+
+            for i in range(warm_up + openings):
+                page.goto("about:blank")
+                page.wait_for_timeout(300)  # the page before it gone
+                main, chromium, server, start = main_thread_s(), _browser_cpu_s(), app_cpu_s(), time.perf_counter()
+                page.goto(url)
+                page.wait_for_selector("#attention-plot .js-plotly-plot", timeout=ACTION_TIMEOUT_MS)
+                settled(page)
+                drawn = time.perf_counter() - start
+                page.wait_for_timeout(200)  # what the last answer set off, done
+                if i >= warm_up:
+                    rows["main"].append(main_thread_s() - main)
+                    rows["chromium"].append(_browser_cpu_s() - chromium)
+                    rows["app"].append(app_cpu_s() - server)
+                    rows["drawn"].append(drawn)
+                    rows["events"].append(page.evaluate("() => window.events.sent"))
+        finally:
+            context.close()
+    median = {name: statistics.median(values) for name, values in rows.items()}
+    return {
+        "openings": openings,
+        "opening_main_thread_s": round(median["main"], 3),
+        "opening_chromium_cpu_s": round(median["chromium"], 2),
+        "opening_app_cpu_s": round(median["app"], 2),
+        "opening_drawn_s": round(median["drawn"], 2),
+        "opening_events": int(median["events"]),
+    }
+
+
 if __name__ == "__main__":
+    if "--openings" in sys.argv:
+        app = App()
+        app.start()
+        try:
+            print(json.dumps(measure_openings(app), indent=2))
+        finally:
+            app.close()
+        raise SystemExit
     if "--idle" in sys.argv:
         app = App()
         app.start()

@@ -399,7 +399,7 @@ def test_opening_a_link_sends_only_the_events_that_draw_it(page):
     the first tab's selection (Gradio's, before or after the others), the address and the view restored. Not the
     class's join (`by_link`), the Train tab's setup (`from_link` and the settings' change after it), nor the
     positional encodings of another model while their tab is closed: each answered nothing, and the four took a
-    fifth of the browser's work of an opening."""
+    quarter of the page's main thread as it opened (`python -m benchmarks.app_bench --openings`)."""
     sent = page.evaluate(SENT)
     names = [name for name, _trigger in sent]
     assert len(sent) == 3 and names.index("address") < names.index("restore"), sent
